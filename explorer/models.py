@@ -1,0 +1,350 @@
+"""Pydantic models shared by every part of pgwx: knobs, profiles, events, results.
+
+Nothing here talks to a server or a screen. The engine (`explorer.lab`) produces these,
+the CLI, the TUI and replay consume them, and the results store persists them as JSON.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from enum import StrEnum
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr
+
+# --------------------------------------------------------------------------- knobs
+
+
+class TableKind(StrEnum):
+    """How the workload's target table is created."""
+
+    LOGGED = "logged"
+    UNLOGGED = "unlogged"
+    TEMPORARY = "temporary"
+
+
+class FkTiming(StrEnum):
+    """When (and whether) a foreign key on the target table is checked."""
+
+    NONE = "none"
+    IMMEDIATE = "immediate"
+    DEFERRED = "deferred"
+    AFTER_LOAD = "after-load"
+    NOT_VALID = "not-valid"
+
+
+class Toast(StrEnum):
+    """How a wide text column is stored."""
+
+    PGLZ = "pglz"
+    LZ4 = "lz4"
+    EXTERNAL = "external"
+
+
+SyncCommit = Literal["on", "off", "local", "remote_write", "remote_apply"]
+WalLevel = Literal["minimal", "replica", "logical"]
+
+
+class Knobs(BaseModel):
+    """The settings that define one variant. `None` means "leave the server's value"."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    table_kind: TableKind = TableKind.LOGGED
+    """Normal, UNLOGGED or TEMPORARY target table."""
+    fk: FkTiming = FkTiming.NONE
+    """Foreign-key timing on the child table (workloads that have one)."""
+    toast: Toast = Toast.PGLZ
+    """Compression or storage of the wide column (workloads that have one)."""
+    load_in_create_txn: bool = False
+    """TRUNCATE and load in one transaction, so wal_level=minimal can skip WAL."""
+    pregrown: bool = False
+    """Pre-grow the target file and empty it, so a load needs no relation extension."""
+    synchronous_commit: SyncCommit | None = None
+    """Server-level synchronous_commit (ALTER SYSTEM + reload)."""
+    fsync: bool | None = None
+    """Server-level fsync; risks data on crash, needs opt-in on a server pgwx does not own."""
+    full_page_writes: bool | None = None
+    """Server-level full_page_writes; risks data on crash, like fsync."""
+    wal_level: WalLevel | None = None
+    """Needs a restart: applied only on the bundled server."""
+    temp_buffers: str | None = None
+    """Per-session buffers for temporary tables, e.g. '8MB'."""
+    shared_buffers: str | None = None
+    """Needs a restart: applied only on the bundled server."""
+    track_io_timing: bool | None = None
+    """Lets pg_stat_io report read/write/extend/fsync times."""
+
+    def server_settings(self) -> dict[str, str]:
+        """The GUCs this variant sets, as PostgreSQL spells their values."""
+        out: dict[str, str] = {}
+        for name in SERVER_KNOBS:
+            value = getattr(self, name)
+            if value is None:
+                continue
+            out[name] = ("on" if value else "off") if isinstance(value, bool) else str(value)
+        if out.get("wal_level") == "minimal":
+            # PostgreSQL refuses to start with wal_level=minimal and WAL senders allowed.
+            out["max_wal_senders"] = "0"
+        return out
+
+    def describe(self) -> str:
+        """A short human label of what differs from the defaults."""
+        parts = []
+        for name, field in Knobs.model_fields.items():
+            value = getattr(self, name)
+            if value != field.default:
+                parts.append(f"{name}={value.value if isinstance(value, StrEnum) else value}")
+        return ", ".join(parts) or "defaults"
+
+
+SERVER_KNOBS = (
+    "synchronous_commit",
+    "fsync",
+    "full_page_writes",
+    "wal_level",
+    "temp_buffers",
+    "shared_buffers",
+    "track_io_timing",
+)
+"""Knobs that are server settings (GUCs) rather than DDL."""
+
+RISKY_SETTINGS = {"fsync": "off", "full_page_writes": "off"}
+"""Settings whose listed value can corrupt data on a crash."""
+
+
+# --------------------------------------------------------------------------- profiles
+
+
+class Variant(BaseModel):
+    """One named cell of a profile's matrix."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(min_length=1, max_length=40)
+    """Label shown in tables; unique within the profile."""
+    knobs: Knobs = Knobs()
+    """The settings that make this variant."""
+
+
+class Profile(BaseModel):
+    """One experiment: a workload, its parameters, and the variants to compare."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    """Short id, the file name without `.toml`."""
+    title: str
+    """One line for lists."""
+    source: str = ""
+    """The article it reproduces (seed file name or URL)."""
+    description: str = ""
+    """What the user should look for."""
+    workload: str
+    """Workload kind, a module in `explorer.lab.workloads`."""
+    params: dict[str, Any] = {}
+    """Workload parameters; sizes are multiplied by `--scale`."""
+    repeats: int = Field(default=3, ge=1, le=100)
+    """Repeats of each variant, interleaved A B C A B C."""
+    baseline: str | None = None
+    """Variant the ratios are taken against; the first one when unset."""
+    settle_seconds: float = Field(default=1.0, ge=0, le=60)
+    """Pause after CHECKPOINT before each trial."""
+    variants: list[Variant] = Field(min_length=1)
+    """The matrix."""
+
+    def baseline_name(self) -> str:
+        """The variant that ratios are relative to."""
+        return self.baseline or self.variants[0].name
+
+
+# --------------------------------------------------------------------------- server
+
+
+class GucInfo(BaseModel):
+    """What pg_settings says about one setting."""
+
+    name: str
+    setting: str
+    unit: str | None = None
+    context: str
+    """user / superuser / sighup / postmaster / ..."""
+    source: str | None = None
+
+
+class Capabilities(BaseModel):
+    """What the connected server can do, probed once per connection."""
+
+    version_num: int
+    """server_version_num, e.g. 180006."""
+    version: str
+    """Human version, e.g. '18.6'."""
+    lz4: bool
+    """Built --with-lz4."""
+    pg_stat_io: Literal["none", "op_bytes", "split_bytes"]
+    """Absent (≤15), 16–17 shape with op_bytes, or 18 shape with read/write/extend_bytes."""
+    pg_stat_checkpointer: bool
+    """17+: checkpoint counters moved out of pg_stat_bgwriter."""
+    superuser: bool
+    pg_monitor: bool
+    """Member of pg_monitor (or superuser): can see other sessions' statistics."""
+    alter_system: bool
+    """Can run ALTER SYSTEM (superuser, or granted on 15+)."""
+    owned: bool
+    """pgwx started this server and may restart it."""
+    system_identifier: str
+    """From pg_control_system(); keys the undo journal."""
+    gucs: dict[str, GucInfo] = {}
+    """The settings pgwx may touch."""
+
+    @property
+    def major(self) -> int:
+        """Major version, e.g. 18."""
+        return self.version_num // 10000
+
+
+class ServerInfo(BaseModel):
+    """How a run's server was reached, safe to show and to store."""
+
+    dsn_masked: str
+    """Connection string with any password replaced by ***."""
+    bundled: bool
+    capabilities: Capabilities
+
+
+class ConnectionSpec(BaseModel):
+    """Where to connect. Empty fields fall back to libpq's environment."""
+
+    dsn: str | None = None
+    host: str | None = None
+    port: int | None = None
+    user: str | None = None
+    database: str | None = None
+    password: SecretStr | None = None
+
+
+# --------------------------------------------------------------------------- results
+
+
+class PhaseResult(BaseModel):
+    """One timed phase of one trial."""
+
+    name: str
+    seconds: float
+    """Monotonic wall time of the phase."""
+    rows: int | None = None
+    """Rows the phase wrote or read, when known."""
+    detail: dict[str, Any] = {}
+    """Extra facts: plan, workers launched, sizes, compression counts, WAL bytes…"""
+
+
+TrialStatus = Literal["ok", "failed", "cancelled", "skipped"]
+
+
+class TrialResult(BaseModel):
+    """One variant × repeat."""
+
+    run_id: str
+    variant: str
+    repeat: int
+    """1-based."""
+    status: TrialStatus
+    reason: str | None = None
+    """Why it failed or was skipped."""
+    started_at: dt.datetime
+    phases: list[PhaseResult] = []
+    settings: dict[str, str] = {}
+    """The server settings in force during the trial (read back, not assumed)."""
+    stats: dict[str, Any] = {}
+    """Summary of what the sampler saw (WAL bytes, extends, top wait…)."""
+
+
+RunStatus = Literal["running", "finished", "failed", "cancelled", "incomplete"]
+
+
+class RunRecord(BaseModel):
+    """One `pgwx run`: a profile's whole matrix."""
+
+    id: str
+    profile: Profile
+    scale: float = 1.0
+    server: ServerInfo
+    started_at: dt.datetime
+    finished_at: dt.datetime | None = None
+    status: RunStatus = "running"
+    reason: str | None = None
+    trials: list[TrialResult] = []
+
+
+# --------------------------------------------------------------------------- events
+
+
+class _Event(BaseModel):
+    at: float = 0.0
+    """Seconds since the run started (monotonic)."""
+
+
+class RunStarted(_Event):
+    kind: Literal["run-started"] = "run-started"
+    run_id: str
+    profile: str
+    server: ServerInfo
+    total_trials: int
+
+
+class Notice(_Event):
+    """Something a person should read: a knob applied, a server restarted, a warning."""
+
+    kind: Literal["notice"] = "notice"
+    level: Literal["info", "warning", "error"] = "info"
+    message: str
+
+
+class TrialStarted(_Event):
+    kind: Literal["trial-started"] = "trial-started"
+    variant: str
+    repeat: int
+    index: int
+    """1-based position in the matrix."""
+    total: int
+
+
+class PhaseStarted(_Event):
+    kind: Literal["phase-started"] = "phase-started"
+    variant: str
+    repeat: int
+    phase: str
+    expected_rows: int | None = None
+
+
+class PhaseEnded(_Event):
+    kind: Literal["phase-ended"] = "phase-ended"
+    variant: str
+    repeat: int
+    result: PhaseResult
+
+
+class SampleTaken(_Event):
+    """One sampler reading, as a loose dict so replay survives model changes."""
+
+    kind: Literal["sample"] = "sample"
+    sample: dict[str, Any]
+
+
+class TrialEnded(_Event):
+    kind: Literal["trial-ended"] = "trial-ended"
+    result: TrialResult
+
+
+class RunEnded(_Event):
+    kind: Literal["run-ended"] = "run-ended"
+    run_id: str
+    status: RunStatus
+    reason: str | None = None
+
+
+Event = Annotated[
+    RunStarted | Notice | TrialStarted | PhaseStarted | PhaseEnded | SampleTaken | TrialEnded | RunEnded,
+    Field(discriminator="kind"),
+]
+"""Everything the runner emits; the TUI, the CLI and replay consume the same stream."""
