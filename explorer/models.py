@@ -344,7 +344,14 @@ class RunEnded(_Event):
 
 
 Event = Annotated[
-    RunStarted | Notice | TrialStarted | PhaseStarted | PhaseEnded | SampleTaken | TrialEnded | RunEnded,
+    RunStarted
+    | Notice
+    | TrialStarted
+    | PhaseStarted
+    | PhaseEnded
+    | SampleTaken
+    | TrialEnded
+    | RunEnded,
     Field(discriminator="kind"),
 ]
 """Everything the runner emits; the TUI, the CLI and replay consume the same stream."""

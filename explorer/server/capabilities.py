@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 import asyncpg
 
 from explorer.models import SERVER_KNOBS, Capabilities, GucInfo
@@ -15,7 +17,7 @@ async def probe(conn: asyncpg.Connection, *, owned: bool) -> Capabilities:
     version_num = int(await conn.fetchval("SHOW server_version_num"))
     version = str(await conn.fetchval("SHOW server_version")).split(" ")[0]
     lz4 = await _has_lz4(conn, version_num)
-    io_shape = "none"
+    io_shape: Literal["none", "op_bytes", "split_bytes"] = "none"
     if version_num >= 160000:
         io_shape = "split_bytes" if version_num >= 180000 else "op_bytes"
     row = await conn.fetchrow(
@@ -26,8 +28,9 @@ async def probe(conn: asyncpg.Connection, *, owned: bool) -> Capabilities:
     superuser = bool(row["rolsuper"])
     alter_system = superuser
     if not superuser and version_num >= 150000:
-        alter_system = bool(await conn.fetchval(
-            "SELECT has_parameter_privilege('fsync', 'ALTER SYSTEM')"))
+        alter_system = bool(
+            await conn.fetchval("SELECT has_parameter_privilege('fsync', 'ALTER SYSTEM')")
+        )
     try:
         sysid = str(await conn.fetchval("SELECT system_identifier FROM pg_control_system()"))
     except asyncpg.PostgresError:
@@ -38,10 +41,17 @@ async def probe(conn: asyncpg.Connection, *, owned: bool) -> Capabilities:
     )
     gucs = {r["name"]: GucInfo(**dict(r)) for r in rows}
     return Capabilities(
-        version_num=version_num, version=version, lz4=lz4, pg_stat_io=io_shape,
-        pg_stat_checkpointer=version_num >= 170000, superuser=superuser,
-        pg_monitor=bool(row["monitor"]), alter_system=alter_system, owned=owned,
-        system_identifier=sysid, gucs=gucs,
+        version_num=version_num,
+        version=version,
+        lz4=lz4,
+        pg_stat_io=io_shape,
+        pg_stat_checkpointer=version_num >= 170000,
+        superuser=superuser,
+        pg_monitor=bool(row["monitor"]),
+        alter_system=alter_system,
+        owned=owned,
+        system_identifier=sysid,
+        gucs=gucs,
     )
 
 
@@ -50,5 +60,6 @@ async def _has_lz4(conn: asyncpg.Connection, version_num: int) -> bool:
     if version_num < 140000:
         return False
     vals = await conn.fetchval(
-        "SELECT enumvals FROM pg_settings WHERE name = 'default_toast_compression'")
+        "SELECT enumvals FROM pg_settings WHERE name = 'default_toast_compression'"
+    )
     return bool(vals) and "lz4" in vals

@@ -15,7 +15,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
 
-from explorer.server.embedded import LocalServer
+from explorer.server.embedded import LocalServer, bundled_bindir
 
 CONNECT_TIMEOUT = 10.0
 """Seconds to wait for a connection before saying so."""
@@ -103,27 +103,52 @@ class Target:
         env = dict(os.environ)
         if self.bundled is not None:
             kw = self.bundled.connect_kwargs()
-            env.update(PGHOST=str(kw["host"]), PGPORT=str(kw["port"]), PGUSER=str(kw["user"]),
-                       PGDATABASE=str(kw["database"]))
-        for key, var in (("host", "PGHOST"), ("port", "PGPORT"), ("user", "PGUSER"),
-                         ("database", "PGDATABASE"), ("password", "PGPASSWORD")):
+            env.update(
+                PGHOST=str(kw["host"]),
+                PGPORT=str(kw["port"]),
+                PGUSER=str(kw["user"]),
+                PGDATABASE=str(kw["database"]),
+            )
+        for key, var in (
+            ("host", "PGHOST"),
+            ("port", "PGPORT"),
+            ("user", "PGUSER"),
+            ("database", "PGDATABASE"),
+            ("password", "PGPASSWORD"),
+        ):
             if key in self.overrides:
                 env[var] = str(self.overrides[key])
         return env
+
+    def tool(self, name: str) -> str:
+        """Path of pg_dump, pg_restore, pgbench or psql to use against this server.
+
+        The server's own installation when pgwx owns it, the bundled PostgreSQL 18 otherwise
+        (newer client tools work against older servers).
+        """
+        if self.bundled is not None:
+            return str(self.bundled.tool(name))
+        return str(bundled_bindir() / name)
 
     def tool_conn_args(self) -> list[str]:
         """Arguments that name the database for libpq tools (`-d DSN` when there is one)."""
         return ["-d", self.dsn] if self.dsn else []
 
-    async def connect(self, purpose: str, *, statement_timeout_ms: int | None = None,
-                      timeout: float = CONNECT_TIMEOUT) -> asyncpg.Connection:
+    async def connect(
+        self,
+        purpose: str,
+        *,
+        statement_timeout_ms: int | None = None,
+        timeout: float = CONNECT_TIMEOUT,
+    ) -> asyncpg.Connection:
         """Open one connection tagged `pgwx-<purpose>`; errors become one sentence."""
         settings = {"application_name": f"{APP_PREFIX}-{purpose}"}
         if statement_timeout_ms is not None:
             settings["statement_timeout"] = str(statement_timeout_ms)
         try:
-            return await asyncpg.connect(**self.connect_kwargs(), timeout=timeout,
-                                         server_settings=settings)
+            return await asyncpg.connect(
+                **self.connect_kwargs(), timeout=timeout, server_settings=settings
+            )
         except Exception as exc:
             raise ConnectError(explain_connect_error(exc, self.label())) from None
 
@@ -132,23 +157,35 @@ def explain_connect_error(exc: BaseException, where: str) -> str:
     """One sentence for a failed connection: what went wrong and what to do."""
     text = mask_dsn(str(exc)).strip().rstrip(".")
     if isinstance(exc, asyncpg.InvalidPasswordError):
-        return f"Password authentication failed for {where}; check the password in the DSN, " \
-               "PGPASSWORD or ~/.pgpass."
+        return (
+            f"Password authentication failed for {where}; check the password in the DSN, "
+            "PGPASSWORD or ~/.pgpass."
+        )
     if isinstance(exc, asyncpg.InvalidAuthorizationSpecificationError):
-        return f"The server at {where} refused this user ({text}); check the user name and " \
-               "pg_hba.conf."
+        return (
+            f"The server at {where} refused this user ({text}); check the user name and "
+            "pg_hba.conf."
+        )
     if isinstance(exc, asyncpg.InvalidCatalogNameError):
-        return f"The database does not exist on {where} ({text}); name an existing one with " \
-               "--dsn or PGDATABASE."
+        return (
+            f"The database does not exist on {where} ({text}); name an existing one with "
+            "--dsn or PGDATABASE."
+        )
     if isinstance(exc, TimeoutError):
-        return f"No answer from {where} within {CONNECT_TIMEOUT:.0f} s; check the host, port " \
-               "and firewall."
+        return (
+            f"No answer from {where} within {CONNECT_TIMEOUT:.0f} s; check the host, port "
+            "and firewall."
+        )
     if isinstance(exc, ConnectionRefusedError | FileNotFoundError):
-        return f"Nothing is listening at {where}; is the server running, and are the host and " \
-               "port right?"
+        return (
+            f"Nothing is listening at {where}; is the server running, and are the host and "
+            "port right?"
+        )
     if isinstance(exc, OSError):
         return f"Could not reach {where} ({text}); check the host name and network."
     if isinstance(exc, ValueError | TypeError):
-        return f"The connection string is not valid ({text}); use postgresql://user@host/db " \
-               "or key=value pairs."
+        return (
+            f"The connection string is not valid ({text}); use postgresql://user@host/db "
+            "or key=value pairs."
+        )
     return f"Could not connect to {where}: {text}."

@@ -157,12 +157,19 @@ class LocalServer:
             env["HOME"] = self._run_as.home
         try:
             return subprocess.run(
-                args, capture_output=True, text=True, timeout=timeout, env=env,
-                cwd=str(self.data_dir.parent), check=False, **kwargs,
+                args,
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+                env=env,
+                cwd=str(self.data_dir.parent),
+                check=False,
+                **kwargs,
             )
         except subprocess.TimeoutExpired as exc:
-            raise ServerError(f"{Path(args[0]).name} did not finish in {timeout:.0f} s; see "
-                              f"{self.log_file}.") from exc
+            raise ServerError(
+                f"{Path(args[0]).name} did not finish in {timeout:.0f} s; see {self.log_file}."
+            ) from exc
 
     def _chown(self, path: Path) -> None:
         if self._run_as is not None:
@@ -171,8 +178,9 @@ class LocalServer:
     @property
     def version(self) -> str:
         """Version of the binaries, e.g. '18.6'."""
-        out = subprocess.run([str(self.tool("postgres")), "--version"], capture_output=True,
-                             text=True, check=False).stdout
+        out = subprocess.run(
+            [str(self.tool("postgres")), "--version"], capture_output=True, text=True, check=False
+        ).stdout
         found = re.search(r"\d+(?:\.\d+)?", out)
         return found.group(0) if found else "?"
 
@@ -189,12 +197,26 @@ class LocalServer:
         self.data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         self.data_dir.chmod(0o700)
         self._chown(self.data_dir)
-        proc = self._run([str(self.tool("initdb")), "-D", str(self.data_dir), "-U", SUPERUSER,
-                          "--auth=trust", "-E", "UTF8", "--locale=C", "--no-sync",
-                          "--no-instructions"])
+        proc = self._run(
+            [
+                str(self.tool("initdb")),
+                "-D",
+                str(self.data_dir),
+                "-U",
+                SUPERUSER,
+                "--auth=trust",
+                "-E",
+                "UTF8",
+                "--locale=C",
+                "--no-sync",
+                "--no-instructions",
+            ]
+        )
         if proc.returncode != 0:
-            raise ServerError(f"initdb failed in {self.data_dir}: "
-                              f"{proc.stderr.strip().splitlines()[-1] if proc.stderr else ''}")
+            raise ServerError(
+                f"initdb failed in {self.data_dir}: "
+                f"{proc.stderr.strip().splitlines()[-1] if proc.stderr else ''}"
+            )
         conf = self.data_dir / "postgresql.conf"
         with conf.open("a") as f:
             f.write(
@@ -211,7 +233,10 @@ class LocalServer:
         """pg_ctl status says a postmaster serves this directory."""
         if not self.initialised:
             return False
-        return self._run([str(self.tool("pg_ctl")), "-D", str(self.data_dir), "status"]).returncode == 0
+        return (
+            self._run([str(self.tool("pg_ctl")), "-D", str(self.data_dir), "status"]).returncode
+            == 0
+        )
 
     def start(self) -> None:
         """Initialise if needed and start; a server already running here is reused."""
@@ -223,33 +248,73 @@ class LocalServer:
         if not self.log_file.exists():
             self.log_file.touch(mode=0o600)
             self._chown(self.log_file)
-        proc = self._run([str(self.tool("pg_ctl")), "-D", str(self.data_dir), "-l",
-                          str(self.log_file), "-w", "-t", "60", "start"])
+        proc = self._run(
+            [
+                str(self.tool("pg_ctl")),
+                "-D",
+                str(self.data_dir),
+                "-l",
+                str(self.log_file),
+                "-w",
+                "-t",
+                "60",
+                "start",
+            ]
+        )
         if proc.returncode != 0:
-            raise ServerError(f"PostgreSQL in {self.data_dir} did not start: {self.last_log_line()}")
+            raise ServerError(
+                f"PostgreSQL in {self.data_dir} did not start: {self.last_log_line()}"
+            )
         self.started_here = True
 
     def restart(self) -> None:
         """Restart so that postmaster-only settings (wal_level, shared_buffers) take effect."""
-        proc = self._run([str(self.tool("pg_ctl")), "-D", str(self.data_dir), "-l",
-                          str(self.log_file), "-w", "-t", "60", "-m", "fast", "restart"])
+        proc = self._run(
+            [
+                str(self.tool("pg_ctl")),
+                "-D",
+                str(self.data_dir),
+                "-l",
+                str(self.log_file),
+                "-w",
+                "-t",
+                "60",
+                "-m",
+                "fast",
+                "restart",
+            ]
+        )
         if proc.returncode != 0:
-            raise ServerError(f"PostgreSQL in {self.data_dir} did not restart: "
-                              f"{self.last_log_line()}")
+            raise ServerError(
+                f"PostgreSQL in {self.data_dir} did not restart: {self.last_log_line()}"
+            )
 
     def stop(self) -> None:
         """Fast shutdown; quiet when it is not running."""
         if not self.is_running():
             return
-        proc = self._run([str(self.tool("pg_ctl")), "-D", str(self.data_dir), "-w", "-t", "60",
-                          "-m", "fast", "stop"])
+        proc = self._run(
+            [
+                str(self.tool("pg_ctl")),
+                "-D",
+                str(self.data_dir),
+                "-w",
+                "-t",
+                "60",
+                "-m",
+                "fast",
+                "stop",
+            ]
+        )
         if proc.returncode != 0:
             raise ServerError(f"PostgreSQL in {self.data_dir} did not stop: {self.last_log_line()}")
 
     def last_log_line(self) -> str:
         """The last meaningful line of the server log, for error messages."""
         try:
-            lines = [ln for ln in self.log_file.read_text(errors="replace").splitlines() if ln.strip()]
+            lines = [
+                ln for ln in self.log_file.read_text(errors="replace").splitlines() if ln.strip()
+            ]
         except OSError:
             return "no server log"
         for line in reversed(lines):
@@ -260,8 +325,7 @@ class LocalServer:
     # ------------------------------------------------------------------ clients
     def connect_kwargs(self, database: str = "postgres") -> dict[str, object]:
         """asyncpg.connect() keyword arguments for this server."""
-        return {"host": str(self.socket_dir), "port": PORT, "user": SUPERUSER,
-                "database": database}
+        return {"host": str(self.socket_dir), "port": PORT, "user": SUPERUSER, "database": database}
 
     def label(self) -> str:
         """How the server is shown: bundled PostgreSQL and its socket directory."""

@@ -1,0 +1,290 @@
+"""Apply and undo each knob: DDL for table kind / FK / TOAST, ALTER SYSTEM for settings.
+
+Server-level changes are journaled to disk *before* they are made, keyed by the server's
+system identifier, so that a pgwx killed mid-run puts them back at its next start.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import asyncpg
+
+from explorer.models import RISKY_SETTINGS, Capabilities, FkTiming, Knobs, TableKind, Toast
+from explorer.server.connect import Target
+
+SCHEMA = "pgwx_lab"
+"""The only schema pgwx creates objects in; dropped after every run."""
+
+RESTART_CONTEXTS = {"postmaster"}
+RELOAD_CONTEXTS = {"sighup", "superuser", "user", "superuser-backend", "backend"}
+
+
+# --------------------------------------------------------------------------- availability
+
+
+def unavailable_reason(knobs: Knobs, caps: Capabilities, *, allow_risky: bool) -> str | None:
+    """Why this server cannot run a variant with these knobs, or None when it can."""
+    if knobs.toast is Toast.LZ4 and not caps.lz4:
+        if caps.major < 14:
+            return f"lz4 TOAST compression needs PostgreSQL 14+, this is {caps.version}"
+        return "lz4 is not built into this server (PostgreSQL was built without --with-lz4)"
+    for name, value in knobs.server_settings().items():
+        guc = caps.gucs.get(name)
+        if guc is None:
+            return f"{name} does not exist on PostgreSQL {caps.version}"
+        if guc.setting == value or (guc.setting, value) in {("1", "on"), ("0", "off")}:
+            continue
+        if not caps.alter_system:
+            return (
+                f"{name} needs ALTER SYSTEM, which this user may not run "
+                "(superuser, or GRANT ALTER SYSTEM ON PARAMETER)"
+            )
+        if guc.context in RESTART_CONTEXTS and not caps.owned:
+            return (
+                f"{name} needs a server restart, which pgwx does only on its bundled "
+                "server; set it yourself and restart"
+            )
+        if RISKY_SETTINGS.get(name) == value and not caps.owned and not allow_risky:
+            return (
+                f"{name}={value} can corrupt this server's data on a crash; pass "
+                "--allow-risky to use it on a server pgwx does not own"
+            )
+    return None
+
+
+# --------------------------------------------------------------------------- DDL helpers
+
+
+def table_name(name: str, kind: TableKind) -> str:
+    """Schema-qualified name: temporary tables live in the session's pg_temp."""
+    return f"pg_temp.{name}" if kind is TableKind.TEMPORARY else f"{SCHEMA}.{name}"
+
+
+def create_table_sql(name: str, columns: str, kind: TableKind, with_: str = "") -> str:
+    """CREATE [UNLOGGED|TEMPORARY] TABLE for the variant's table kind."""
+    prefix = {
+        TableKind.LOGGED: "",
+        TableKind.UNLOGGED: "UNLOGGED ",
+        TableKind.TEMPORARY: "TEMPORARY ",
+    }[kind]
+    tail = f" WITH ({with_})" if with_ else ""
+    return f"CREATE {prefix}TABLE {table_name(name, kind)} ({columns}){tail}"
+
+
+def fk_clause(fk: FkTiming, ref: str) -> str:
+    """Column-level REFERENCES for FKs that exist during the load; empty otherwise."""
+    if fk is FkTiming.IMMEDIATE:
+        return f" REFERENCES {ref}"
+    if fk is FkTiming.DEFERRED:
+        return f" REFERENCES {ref} DEFERRABLE INITIALLY DEFERRED"
+    return ""
+
+
+def fk_after_load_steps(fk: FkTiming, table: str, column: str, ref: str) -> list[tuple[str, str]]:
+    """(phase, SQL) steps that add the FK after the load, for after-load and not-valid."""
+    add = f"ALTER TABLE {table} ADD CONSTRAINT pgwx_fk FOREIGN KEY ({column}) REFERENCES {ref}"
+    if fk is FkTiming.AFTER_LOAD:
+        return [("add-fk", add)]
+    if fk is FkTiming.NOT_VALID:
+        return [
+            ("add-fk", add + " NOT VALID"),
+            ("validate-fk", f"ALTER TABLE {table} VALIDATE CONSTRAINT pgwx_fk"),
+        ]
+    return []
+
+
+def toast_sql(toast: Toast, table: str, column: str) -> str:
+    """Set the column's compression or storage for the variant (explicit even for pglz)."""
+    if toast is Toast.EXTERNAL:
+        return f"ALTER TABLE {table} ALTER COLUMN {column} SET STORAGE EXTERNAL"
+    return f"ALTER TABLE {table} ALTER COLUMN {column} SET COMPRESSION {toast.value}"
+
+
+# --------------------------------------------------------------------------- journal
+
+
+def state_dir() -> Path:
+    """Where pgwx keeps its undo journal ($PGWX_STATE_DIR, else XDG state dir)."""
+    if os.environ.get("PGWX_STATE_DIR"):
+        return Path(os.environ["PGWX_STATE_DIR"])
+    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(base) / "pgwx"
+
+
+class Journal:
+    """Server-level changes not yet undone, on disk, one file per server."""
+
+    def __init__(self, system_identifier: str, directory: Path | None = None) -> None:
+        self.path = (directory or state_dir()) / f"undo-{system_identifier}.json"
+
+    def load(self) -> dict[str, dict[str, Any]]:
+        """Setting name → {"auto": previous postgresql.auto.conf value or None}."""
+        try:
+            return dict(json.loads(self.path.read_text()))
+        except FileNotFoundError:
+            return {}
+        except (OSError, ValueError):
+            return {}
+
+    def save(self, entries: dict[str, dict[str, Any]]) -> None:
+        """Write durably (tmp + fsync + rename); remove the file when empty."""
+        if not entries:
+            self.path.unlink(missing_ok=True)
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_suffix(".tmp")
+        with tmp.open("w") as f:
+            json.dump(entries, f, indent=1)
+            f.flush()
+            os.fsync(f.fileno())
+        tmp.replace(self.path)
+
+
+# --------------------------------------------------------------------------- server settings
+
+
+class ServerSettings:
+    """Changes server settings with ALTER SYSTEM and puts every one of them back.
+
+    Args:
+        target: The server; restarts go through its bundled LocalServer.
+        journal: Where pending undos are recorded before each change.
+        notify: Called with one line for each thing done (shown in the log).
+    """
+
+    def __init__(
+        self, target: Target, journal: Journal, notify: Callable[[str], None] = lambda _m: None
+    ) -> None:
+        self.target = target
+        self.journal = journal
+        self.notify = notify
+
+    async def apply(self, wanted: dict[str, str], contexts: dict[str, str]) -> bool:
+        """Make the server's settings match `wanted` and undo earlier changes not wanted.
+
+        Returns True when the server was restarted (every connection must be reopened).
+        """
+        pending = self.journal.load()
+        conn = await self.target.connect("admin")
+        try:
+            current = await _settings(conn, set(wanted) | set(pending))
+            to_reset = [n for n in pending if n not in wanted]
+            to_set = {n: v for n, v in wanted.items() if not _same(current.get(n), v)}
+            if not to_set and not to_reset:
+                return False
+            for name in to_set:
+                if name not in pending:
+                    pending[name] = {"auto": await _auto_conf_value(conn, name)}
+            self.journal.save(pending)
+            for name in to_reset:
+                await _alter_system(conn, name, pending[name]["auto"])
+            for name, value in to_set.items():
+                await _alter_system(conn, name, value)
+            changed = [*to_reset, *to_set]
+            restart = any(contexts.get(n) in RESTART_CONTEXTS for n in changed)
+        finally:
+            await conn.close()
+        if restart:
+            await self._restart(changed)
+        else:
+            await self._reload()
+        for name in to_reset:
+            pending.pop(name, None)
+        self.journal.save(pending)
+        if to_set:
+            self.notify("applied " + ", ".join(f"{n}={v}" for n, v in to_set.items()))
+        if to_reset:
+            self.notify("restored " + ", ".join(to_reset))
+        await self._verify(wanted)
+        return restart
+
+    async def restore(self, contexts: dict[str, str]) -> list[str]:
+        """Put back everything in the journal; returns the names restored."""
+        pending = self.journal.load()
+        if not pending:
+            return []
+        await self.apply({}, contexts)
+        return list(pending)
+
+    async def _reload(self) -> None:
+        conn = await self.target.connect("admin")
+        try:
+            await conn.execute("SELECT pg_reload_conf()")
+        finally:
+            await conn.close()
+
+    async def _restart(self, names: list[str]) -> None:
+        server = self.target.bundled
+        if server is None:
+            raise RuntimeError(
+                f"{', '.join(names)} need a restart and pgwx does not own this server"
+            )
+        self.notify(f"restarting the bundled server for {', '.join(names)}")
+        await asyncio.to_thread(server.restart)
+
+    async def _verify(self, wanted: dict[str, str], timeout: float = 5.0) -> None:
+        """Wait until a fresh session sees the new values (a reload is asynchronous)."""
+        deadline = asyncio.get_running_loop().time() + timeout
+        while True:
+            conn = await self.target.connect("admin")
+            try:
+                now = await _settings(conn, set(wanted))
+            finally:
+                await conn.close()
+            wrong = {n: v for n, v in wanted.items() if not _same(now.get(n), v)}
+            if not wrong:
+                return
+            if asyncio.get_running_loop().time() > deadline:
+                raise RuntimeError(
+                    "the server did not take "
+                    + ", ".join(f"{n}={v} (still {now.get(n)})" for n, v in wrong.items())
+                )
+            await asyncio.sleep(0.1)
+
+
+def _same(current: str | None, wanted: str) -> bool:
+    if current is None:
+        return False
+    aliases = {"1": "on", "0": "off", "true": "on", "false": "off"}
+    return aliases.get(current.lower(), current.lower()) == aliases.get(
+        wanted.lower(), wanted.lower()
+    )
+
+
+async def _settings(conn: asyncpg.Connection, names: set[str]) -> dict[str, str]:
+    """current_setting() of each name, units included (e.g. '8MB')."""
+    out = {}
+    for name in names:
+        out[name] = str(await conn.fetchval("SELECT current_setting($1)", name))
+    return out
+
+
+async def _auto_conf_value(conn: asyncpg.Connection, name: str) -> str | None:
+    """The value postgresql.auto.conf holds for `name` now, so undo can restore it exactly."""
+    return await conn.fetchval(
+        """SELECT setting FROM pg_file_settings
+           WHERE name = $1 AND sourcefile LIKE '%postgresql.auto.conf'
+           ORDER BY seqno DESC LIMIT 1""",
+        name,
+    )
+
+
+async def _alter_system(conn: asyncpg.Connection, name: str, value: str | None) -> None:
+    if value is None:
+        sql = await conn.fetchval("SELECT format('ALTER SYSTEM RESET %I', $1::text)", name)
+    else:
+        sql = await conn.fetchval(
+            "SELECT format('ALTER SYSTEM SET %I = %L', $1::text, $2::text)", name, value
+        )
+    await conn.execute(sql)
+
+
+async def settings_in_force(conn: asyncpg.Connection, names: list[str]) -> dict[str, str]:
+    """What the given session actually runs with, read back rather than assumed."""
+    return await _settings(conn, set(names))

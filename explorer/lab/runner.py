@@ -1,0 +1,403 @@
+"""One run of a profile's matrix, as a stream of typed events.
+
+The runner owns the order of things: probe the server, put back anything a dead pgwx left,
+interleave variants across repeats, apply each variant's knobs, CHECKPOINT and settle, time
+the phases, store each finished trial before the next starts, and undo everything at the
+end — finished, failed or cancelled. It never imports textual; the CLI, the TUI and replay
+all read the same events.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime as dt
+import shutil
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import asyncpg
+
+from explorer.lab import knobs as knoblib
+from explorer.lab.results import ResultStore, new_run_id
+from explorer.lab.workloads import workload_class
+from explorer.lab.workloads.base import TrialContext, Workload, WorkloadError
+from explorer.models import (
+    Capabilities,
+    Event,
+    Notice,
+    Profile,
+    RunEnded,
+    RunRecord,
+    RunStarted,
+    RunStatus,
+    SampleTaken,
+    ServerInfo,
+    TrialEnded,
+    TrialResult,
+    TrialStarted,
+    Variant,
+)
+from explorer.server.capabilities import WATCHED_GUCS, probe
+from explorer.server.connect import ConnectError, Target, mask_dsn
+
+FLUSH_WAIT = 0.6
+"""Pause after a trial's sessions close: their statistics are flushed when they exit."""
+
+
+@dataclass
+class RunOptions:
+    """How to run a profile, beyond the profile itself."""
+
+    scale: float = 1.0
+    """Multiplies the workload's size parameters."""
+    repeats: int | None = None
+    """Overrides the profile's repeats."""
+    variants: list[str] | None = None
+    """Run only these variants (by name)."""
+    allow_risky: bool = False
+    """Allow fsync/full_page_writes off on a server pgwx does not own."""
+    sample: bool = True
+    """Run the statistics sampler beside the workload."""
+    sample_interval: float = 0.25
+    """Seconds between samples."""
+    settle_seconds: float | None = None
+    """Overrides the profile's pause after CHECKPOINT."""
+
+
+def interleave(variants: list[Variant], repeats: int) -> list[tuple[Variant, int]]:
+    """A B C A B C …: every variant sees the same drift of the machine."""
+    return [(v, rep) for rep in range(1, repeats + 1) for v in variants]
+
+
+def one_sentence(exc: BaseException) -> str:
+    """A failure as one line without a traceback (and without a password)."""
+    if isinstance(exc, asyncpg.PostgresError):
+        text = f"PostgreSQL said: {exc}"
+        detail = getattr(exc, "detail", None)
+        if detail:
+            text += f" ({detail})"
+    else:
+        text = str(exc) or type(exc).__name__
+    return mask_dsn(text.strip().splitlines()[0] if text.strip() else type(exc).__name__)
+
+
+async def recover(target: Target, caps: Capabilities, notify: Callable[[str], None]) -> list[str]:
+    """Undo what a pgwx that died mid-run left on this server: settings and pgwx_lab."""
+    restored: list[str] = []
+    journal = knoblib.Journal(caps.system_identifier)
+    if journal.load():
+        settings = knoblib.ServerSettings(target, journal, notify)
+        contexts = {n: g.context for n, g in caps.gucs.items()}
+        restored = await settings.restore(contexts)
+        notify("put back settings left by an interrupted pgwx: " + ", ".join(restored))
+    conn = await target.connect("admin")
+    try:
+        if await conn.fetchval("SELECT to_regnamespace($1) IS NOT NULL", knoblib.SCHEMA):
+            await conn.execute(f"DROP SCHEMA {knoblib.SCHEMA} CASCADE")
+            notify(f"dropped schema {knoblib.SCHEMA} left by an interrupted pgwx")
+    finally:
+        await conn.close()
+    return restored
+
+
+class Runner:
+    """Runs one profile against one server.
+
+    Args:
+        target: The server.
+        profile: What to run (validated).
+        store: Where finished trials and the event stream go.
+        options: Scale, repeats, variant subset, opt-ins.
+        sampler_factory: Builds the statistics sampler; None disables it.
+    """
+
+    def __init__(
+        self,
+        target: Target,
+        profile: Profile,
+        store: ResultStore,
+        options: RunOptions | None = None,
+        *,
+        sampler_factory: Callable[[Target, Capabilities], Any] | None = None,
+    ) -> None:
+        self.target = target
+        self.profile = profile
+        self.store = store
+        self.options = options or RunOptions()
+        self.sampler_factory = sampler_factory
+        self.run_id = new_run_id()
+        self._t0 = time.perf_counter()
+        self._emit_out: Callable[[Event], None] = lambda _e: None
+        self.caps: Capabilities | None = None
+
+    # ------------------------------------------------------------------ plumbing
+    def clock(self) -> float:
+        """Seconds since the run started."""
+        return time.perf_counter() - self._t0
+
+    def _emit(self, event: Event) -> None:
+        self.store.add_event(self.run_id, event, commit=not isinstance(event, SampleTaken))
+        self._emit_out(event)
+
+    def _notice(self, message: str, level: str = "info") -> None:
+        self._emit(Notice(at=self.clock(), level=level, message=message))  # type: ignore[arg-type]
+
+    def variants(self) -> list[Variant]:
+        """The profile's variants, or the subset asked for."""
+        wanted = self.options.variants
+        if not wanted:
+            return list(self.profile.variants)
+        known = {v.name for v in self.profile.variants}
+        missing = [w for w in wanted if w not in known]
+        if missing:
+            raise ValueError(
+                f"profile {self.profile.name} has no variant "
+                f"{', '.join(missing)}; it has {', '.join(sorted(known))}"
+            )
+        return [v for v in self.profile.variants if v.name in wanted]
+
+    def plan(self) -> list[tuple[Variant, int]]:
+        """The trials in the order they run."""
+        return interleave(self.variants(), self.options.repeats or self.profile.repeats)
+
+    def build_workload(self) -> Workload:
+        """The profile's workload with its parameters validated and scaled."""
+        cls = workload_class(self.profile.workload)
+        params = cls.params_model.model_validate(self.profile.params)
+        return cls(params.scaled(self.options.scale))
+
+    # ------------------------------------------------------------------ the run
+    async def run(self, emit: Callable[[Event], None] | None = None) -> RunRecord:
+        """Run the whole matrix, calling `emit` for every event; returns the stored record.
+
+        Cancelling the task that awaits this cancels the statement on the server, undoes
+        every knob, stores the run as cancelled and then re-raises CancelledError.
+        """
+        self._emit_out = emit or (lambda _e: None)
+        self._t0 = time.perf_counter()
+        plan = self.plan()
+        workload = self.build_workload()
+        conn = await self.target.connect("admin")
+        try:
+            caps = self.caps = await probe(conn, owned=self.target.owned)
+        finally:
+            await conn.close()
+        server = ServerInfo(
+            dsn_masked=self.target.label(), bundled=self.target.owned, capabilities=caps
+        )
+        record = RunRecord(
+            id=self.run_id,
+            profile=self.profile,
+            scale=self.options.scale,
+            server=server,
+            started_at=dt.datetime.now(dt.UTC),
+        )
+        self.store.begin_run(record)
+        self._emit(
+            RunStarted(
+                at=self.clock(),
+                run_id=self.run_id,
+                profile=self.profile.name,
+                server=server,
+                total_trials=len(plan),
+            )
+        )
+        await recover(self.target, caps, self._notice)
+
+        reasons = {
+            v.name: (
+                knoblib.unavailable_reason(v.knobs, caps, allow_risky=self.options.allow_risky)
+                or workload.unavailable_reason(v.knobs, caps)
+            )
+            for v, _ in plan
+        }
+        for name, why in reasons.items():
+            if why:
+                self._notice(f"{name}: not available here: {why}", "warning")
+
+        journal = knoblib.Journal(caps.system_identifier)
+        settings = knoblib.ServerSettings(self.target, journal, self._notice)
+        contexts = {n: g.context for n, g in caps.gucs.items()}
+        workdir = Path(tempfile.mkdtemp(prefix="pgwx-run-"))
+        sampler = (
+            self.sampler_factory(self.target, caps)
+            if self.sampler_factory and self.options.sample
+            else None
+        )
+        sampler_task: asyncio.Task[None] | None = None
+        status: RunStatus = "finished"
+        reason: str | None = None
+        trials: list[TrialResult] = []
+        try:
+            await self._admin(f"CREATE SCHEMA IF NOT EXISTS {knoblib.SCHEMA}")
+            self._notice(f"preparing {workload.kind} data")
+            await workload.prepare(self.target, caps, workdir)
+            if sampler is not None:
+                sampler_task = asyncio.create_task(sampler.run(self._on_sample))
+            skipped_once: set[str] = set()
+            for index, (variant, repeat) in enumerate(plan, start=1):
+                if reasons[variant.name]:
+                    if variant.name not in skipped_once:
+                        skipped_once.add(variant.name)
+                        trials.append(
+                            self._finish(
+                                TrialResult(
+                                    run_id=self.run_id,
+                                    variant=variant.name,
+                                    repeat=repeat,
+                                    status="skipped",
+                                    reason=f"not available here: {reasons[variant.name]}",
+                                    started_at=dt.datetime.now(dt.UTC),
+                                )
+                            )
+                        )
+                    continue
+                self._emit(
+                    TrialStarted(
+                        at=self.clock(),
+                        variant=variant.name,
+                        repeat=repeat,
+                        index=index,
+                        total=len(plan),
+                    )
+                )
+                result = await self._trial(
+                    workload, caps, variant, repeat, workdir, settings, contexts, sampler
+                )
+                trials.append(self._finish(result))
+        except asyncio.CancelledError:
+            status, reason = "cancelled", "cancelled by the user"
+            raise
+        except Exception as exc:
+            status, reason = "failed", one_sentence(exc)
+        finally:
+            await asyncio.shield(
+                self._wind_down(settings, contexts, workload, workdir, sampler_task)
+            )
+            if status == "finished" and trials and all(t.status != "ok" for t in trials):
+                status, reason = "failed", "no trial finished"
+            self.store.end_run(self.run_id, status, reason)
+            self._emit(RunEnded(at=self.clock(), run_id=self.run_id, status=status, reason=reason))
+        return self.store.load(self.run_id)
+
+    def _finish(self, result: TrialResult) -> TrialResult:
+        self.store.add_trial(self.run_id, result)
+        self._emit(TrialEnded(at=self.clock(), result=result))
+        return result
+
+    def _on_sample(self, sample: dict[str, Any]) -> None:
+        if sample.get("kind") == "sampler-notice":
+            self._notice(str(sample.get("message")), "warning")
+            return
+        self._emit(SampleTaken(at=self.clock(), sample=sample))
+
+    async def _admin(self, sql: str) -> None:
+        conn = await self.target.connect("admin")
+        try:
+            await conn.execute(sql)
+        finally:
+            await conn.close()
+
+    async def _settle(self) -> None:
+        try:
+            await self._admin("CHECKPOINT")
+        except asyncpg.InsufficientPrivilegeError:
+            self._notice(
+                "CHECKPOINT needs superuser or pg_checkpoint; runs start without it", "warning"
+            )
+        pause = self.options.settle_seconds
+        await asyncio.sleep(self.profile.settle_seconds if pause is None else pause)
+
+    async def _trial(
+        self,
+        workload: Workload,
+        caps: Capabilities,
+        variant: Variant,
+        repeat: int,
+        workdir: Path,
+        settings: knoblib.ServerSettings,
+        contexts: dict[str, str],
+        sampler: Any,
+    ) -> TrialResult:
+        started = dt.datetime.now(dt.UTC)
+        ctx = TrialContext(
+            target=self.target,
+            caps=caps,
+            knobs=variant.knobs,
+            variant=variant.name,
+            repeat=repeat,
+            workdir=workdir,
+            emit=self._emit,
+            settle=self._settle,
+            clock=self.clock,
+        )
+        result = TrialResult(
+            run_id=self.run_id, variant=variant.name, repeat=repeat, status="ok", started_at=started
+        )
+        try:
+            if await settings.apply(variant.knobs.server_settings(), contexts):
+                self._notice("server restarted; reconnecting")
+            ctx.conn = await self.target.connect("work-main")
+            result.settings = await knoblib.settings_in_force(ctx.conn, list(WATCHED_GUCS))
+            if sampler is not None:
+                sampler.begin_trial(workload.relations(variant.knobs))
+            await workload.trial(ctx)
+        except asyncio.CancelledError:
+            result.status, result.reason = "cancelled", "cancelled by the user"
+            await asyncio.shield(self._stop_workload(ctx))
+            result.phases = ctx.phases
+            self._finish(result)
+            raise
+        except (WorkloadError, asyncpg.PostgresError, ConnectError, OSError, RuntimeError) as exc:
+            result.status, result.reason = "failed", one_sentence(exc)
+            self._notice(f"{variant.name} rep {repeat} failed: {result.reason}", "error")
+            await self._stop_workload(ctx)
+        else:
+            await ctx.close()
+        result.phases = ctx.phases
+        if sampler is not None:
+            await asyncio.sleep(FLUSH_WAIT)
+            result.stats = sampler.end_trial()
+        return result
+
+    async def _stop_workload(self, ctx: TrialContext) -> None:
+        """Cancel whatever pgwx's workload sessions are doing on the server, then close."""
+        with contextlib.suppress(Exception):
+            await self._admin(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                "WHERE application_name LIKE 'pgwx-work%' AND pid <> pg_backend_pid()"
+            )
+        await ctx.close()
+
+    async def _wind_down(
+        self,
+        settings: knoblib.ServerSettings,
+        contexts: dict[str, str],
+        workload: Workload,
+        workdir: Path,
+        sampler_task: asyncio.Task[None] | None,
+    ) -> None:
+        """Undo everything, whatever happened. Each step is tried even if another fails."""
+        if sampler_task is not None:
+            sampler_task.cancel()
+            with contextlib.suppress(BaseException):
+                await sampler_task
+        steps = [
+            ("restore server settings", settings.restore(contexts)),
+            ("clean up the workload", workload.cleanup(self.target)),
+            (
+                f"drop schema {knoblib.SCHEMA}",
+                self._admin(f"DROP SCHEMA IF EXISTS {knoblib.SCHEMA} CASCADE"),
+            ),
+        ]
+        for what, step in steps:
+            try:
+                await step
+            except Exception as exc:
+                self._notice(f"could not {what}: {one_sentence(exc)}", "error")
+        shutil.rmtree(workdir, ignore_errors=True)

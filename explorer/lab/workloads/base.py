@@ -1,0 +1,198 @@
+"""What every workload is, and the context the runner hands it for one trial."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import math
+import time
+from abc import ABC, abstractmethod
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+import asyncpg
+from pydantic import BaseModel, ConfigDict
+
+from explorer.models import Capabilities, Event, Knobs, PhaseEnded, PhaseResult, PhaseStarted
+from explorer.server.connect import Target
+
+
+class WorkloadError(RuntimeError):
+    """A workload step failed; str() is one sentence."""
+
+
+class Params(BaseModel):
+    """Base of every workload's parameters. Fields listed in SCALED grow with --scale."""
+
+    model_config = ConfigDict(extra="forbid")
+    SCALED: ClassVar[tuple[str, ...]] = ()
+
+    def scaled(self, scale: float) -> Params:
+        """A copy with the size fields multiplied by `scale` (at least 1)."""
+        changes = {name: max(1, math.ceil(getattr(self, name) * scale)) for name in self.SCALED}
+        return self.model_copy(update=changes)
+
+
+@dataclass
+class PhaseHandle:
+    """What a workload fills in while a phase runs."""
+
+    rows: int | None = None
+    detail: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class TrialContext:
+    """Everything one trial may touch. Built by the runner, one per variant × repeat."""
+
+    target: Target
+    caps: Capabilities
+    knobs: Knobs
+    variant: str
+    repeat: int
+    workdir: Path
+    """Private scratch directory of the run (dump files, generated data)."""
+    emit: Callable[[Event], None]
+    settle: Callable[[], Awaitable[None]]
+    """CHECKPOINT and pause; call it after setup, before the first timed phase."""
+    clock: Callable[[], float]
+    """Seconds since the run started (monotonic)."""
+    conn: asyncpg.Connection | None = None
+    """The workload's own session (application_name pgwx-work-main)."""
+    phases: list[PhaseResult] = field(default_factory=list)
+    extra_conns: list[asyncpg.Connection] = field(default_factory=list)
+    processes: list[asyncio.subprocess.Process] = field(default_factory=list)
+
+    @property
+    def db(self) -> asyncpg.Connection:
+        """The workload session (opened by the runner before the trial)."""
+        assert self.conn is not None, "the runner opens the workload connection"
+        return self.conn
+
+    async def connect(self, tag: str) -> asyncpg.Connection:
+        """Another workload session, tagged pgwx-work-<tag>, closed after the trial."""
+        conn = await self.target.connect(f"work-{tag}")
+        self.extra_conns.append(conn)
+        return conn
+
+    @contextlib.asynccontextmanager
+    async def phase(
+        self, name: str, expected_rows: int | None = None
+    ) -> AsyncIterator[PhaseHandle]:
+        """Time one phase on the monotonic clock and announce it."""
+        self.emit(
+            PhaseStarted(
+                at=self.clock(),
+                variant=self.variant,
+                repeat=self.repeat,
+                phase=name,
+                expected_rows=expected_rows,
+            )
+        )
+        handle = PhaseHandle()
+        start = time.perf_counter()
+        yield handle
+        seconds = time.perf_counter() - start
+        self.record(name, seconds, handle)
+
+    def record(self, name: str, seconds: float, handle: PhaseHandle) -> None:
+        """Keep a phase timed some other way (e.g. split from one external process)."""
+        result = PhaseResult(name=name, seconds=seconds, rows=handle.rows, detail=handle.detail)
+        self.phases.append(result)
+        self.emit(
+            PhaseEnded(at=self.clock(), variant=self.variant, repeat=self.repeat, result=result)
+        )
+
+    async def run_tool(self, args: Sequence[str], *, stdin: Path | None = None) -> str:
+        """Run pg_dump / pg_restore / pgbench (args[0], by name) against the target.
+
+        The process is killed when the trial is cancelled.
+
+        Returns stdout; a non-zero exit raises WorkloadError with the tool's last line.
+        """
+        stdin_file = stdin.open("rb") if stdin else None
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                self.target.tool(args[0]),
+                *args[1:],
+                stdin=stdin_file or asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                env=self.target.tool_env(),
+            )
+            self.processes.append(proc)
+            try:
+                out, err = await proc.communicate()
+            except asyncio.CancelledError:
+                with contextlib.suppress(ProcessLookupError):
+                    proc.kill()
+                await proc.wait()
+                raise
+        finally:
+            if stdin_file:
+                stdin_file.close()
+        if proc.returncode != 0:
+            lines = [ln for ln in err.decode(errors="replace").splitlines() if ln.strip()]
+            raise WorkloadError(
+                f"{Path(args[0]).name} failed: {lines[-1] if lines else f'exit {proc.returncode}'}"
+            )
+        return out.decode(errors="replace")
+
+    async def close(self) -> None:
+        """Close every session and process the trial opened."""
+        for proc in self.processes:
+            if proc.returncode is None:
+                with contextlib.suppress(ProcessLookupError):
+                    proc.kill()
+                await proc.wait()
+        for conn in [*self.extra_conns, *([self.conn] if self.conn else [])]:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(conn.close(), 5)
+            if not conn.is_closed():
+                conn.terminate()
+
+
+class Workload(ABC):
+    """One kind of load. Subclasses live one per module in `explorer.lab.workloads`.
+
+    Lifecycle per run: `prepare` once, then `trial` for every variant × repeat, then
+    `cleanup`. All objects go in the pgwx_lab schema (or pg_temp); the runner drops it.
+    """
+
+    kind: ClassVar[str]
+    """Name used in profiles (`workload = "..."`)."""
+    title: ClassVar[str]
+    """One line for lists."""
+    params_model: ClassVar[type[Params]]
+    uses_other_sessions: ClassVar[bool] = False
+    """Loads through other processes (pg_restore, pgbench): TEMPORARY tables impossible."""
+
+    def __init__(self, params: Params) -> None:
+        self.params = params
+
+    def unavailable_reason(self, knobs: Knobs, caps: Capabilities) -> str | None:
+        """Why this workload cannot run these knobs on this server (beyond the generic checks)."""
+        from explorer.models import TableKind
+
+        if self.uses_other_sessions and knobs.table_kind is TableKind.TEMPORARY:
+            return (
+                "TEMPORARY tables live in one session, and this workload loads through "
+                "other sessions"
+            )
+        return None
+
+    def relations(self, knobs: Knobs) -> list[str]:
+        """Tables whose size the sampler should follow during a trial."""
+        return []
+
+    async def prepare(self, target: Target, caps: Capabilities, workdir: Path) -> None:
+        """Build what every trial reuses (source data, dump files); untimed, once per run."""
+
+    @abstractmethod
+    async def trial(self, ctx: TrialContext) -> None:
+        """Set up, `await ctx.settle()`, then run the timed phases with `ctx.phase(...)`."""
+
+    async def cleanup(self, target: Target) -> None:
+        """Drop what prepare made outside pgwx_lab (rarely anything)."""
