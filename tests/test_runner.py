@@ -1,0 +1,173 @@
+"""The runner end to end on real servers: order, events, store, undo on every ending."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from explorer.lab.profiles import load_profile
+from explorer.lab.results import ResultStore
+from explorer.lab.runner import interleave
+from explorer.models import (
+    FkTiming,
+    Knobs,
+    PhaseEnded,
+    Profile,
+    RunEnded,
+    TableKind,
+    Toast,
+    TrialEnded,
+    TrialStarted,
+    Variant,
+)
+from explorer.server.connect import Target
+from tests.conftest import RunProfile, server_state
+
+
+def tiny(variants: list[Variant], repeats: int = 1, rows: int = 2000) -> Profile:
+    return Profile(name="t", title="t", workload="table-kind", params={"rows": rows},
+                   repeats=repeats, settle_seconds=0, variants=variants)
+
+
+def test_interleave_alternates_variants() -> None:
+    a, b, c = (Variant(name=n) for n in "abc")
+    order = [(v.name, r) for v, r in interleave([a, b, c], 2)]
+    assert order == [("a", 1), ("b", 1), ("c", 1), ("a", 2), ("b", 2), ("c", 2)]
+
+
+async def test_quick_demo_runs_interleaved_and_is_stored(
+        pg18: Target, run_profile: RunProfile, store: ResultStore) -> None:
+    profile = load_profile("quick-demo")
+    record, events = await run_profile(pg18, profile, scale=0.01)
+    assert record.status == "finished"
+    started = [(e.variant, e.repeat) for e in events if isinstance(e, TrialStarted)]
+    assert started == [("logged", 1), ("unlogged", 1), ("temporary", 1),
+                       ("logged", 2), ("unlogged", 2), ("temporary", 2)]
+    assert [t.status for t in record.trials] == ["ok"] * 6
+    phases = [e.result.name for e in events if isinstance(e, PhaseEnded)][:6]
+    assert phases == ["insert", "vacuum-analyze", "select", "update", "vacuum-analyze-2",
+                      "delete"]
+    insert = record.trials[0].phases[0]
+    assert insert.rows == 10_000 and insert.seconds > 0
+    # the stored copy is what a later `pgwx report` reads
+    again = store.load("latest")
+    assert again.id == record.id and len(again.trials) == 6
+    assert isinstance(events[-1], RunEnded) and events[-1].status == "finished"
+    kinds = [e.kind for e in store.events(record.id)]
+    assert kinds[0] == "run-started" and kinds[-1] == "run-ended"
+
+
+async def test_temp_table_select_never_parallel(pg18: Target, run_profile: RunProfile) -> None:
+    profile = tiny([Variant(name="temp", knobs=Knobs(table_kind=TableKind.TEMPORARY))])
+    record, _ = await run_profile(pg18, profile)
+    select = next(p for p in record.trials[0].phases if p.name == "select")
+    assert select.detail["workers"] == "0/0"
+
+
+async def test_server_knobs_applied_in_trial_and_undone(pg18: Target,
+                                                        run_profile: RunProfile) -> None:
+    knobs = Knobs(synchronous_commit="off", fsync=False, full_page_writes=False,
+                  temp_buffers="16MB", track_io_timing=True)
+    profile = tiny([Variant(name="base"), Variant(name="risky", knobs=knobs)])
+    record, _ = await run_profile(pg18, profile)
+    base, risky = record.trials
+    assert base.settings["fsync"] == "on" and base.settings["synchronous_commit"] == "on"
+    assert risky.settings["fsync"] == "off"
+    assert risky.settings["full_page_writes"] == "off"
+    assert risky.settings["synchronous_commit"] == "off"
+    assert risky.settings["temp_buffers"] == "16MB"
+    assert risky.settings["track_io_timing"] == "on"
+    # run_profile asserts the server's settings and auto.conf are back as they were
+
+
+async def test_wal_level_minimal_restarts_bundled_server_and_back(
+        pg18: Target, run_profile: RunProfile) -> None:
+    profile = tiny([Variant(name="minimal", knobs=Knobs(wal_level="minimal"))])
+    record, events = await run_profile(pg18, profile)
+    assert record.trials[0].status == "ok"
+    assert record.trials[0].settings["wal_level"] == "minimal"
+    assert record.trials[0].settings["max_wal_senders"] == "0"
+    assert any("restart" in getattr(e, "message", "") for e in events)
+
+
+async def test_unavailable_knobs_are_skipped_with_reason(pg18: Target,
+                                                         run_profile: RunProfile) -> None:
+    external = Target(dsn=None, overrides=pg18.connect_kwargs())  # same server, not owned
+    profile = tiny([
+        Variant(name="base"),
+        Variant(name="minimal", knobs=Knobs(wal_level="minimal")),
+        Variant(name="nofsync", knobs=Knobs(fsync=False)),
+    ])
+    record, _ = await run_profile(external, profile)
+    by = {t.variant: t for t in record.trials}
+    assert by["base"].status == "ok"
+    assert by["minimal"].status == "skipped" and "restart" in (by["minimal"].reason or "")
+    assert by["nofsync"].status == "skipped" and "--allow-risky" in (by["nofsync"].reason or "")
+    assert record.status == "finished"
+
+
+async def test_lz4_unavailable_on_bundled_18(pg18: Target, run_profile: RunProfile) -> None:
+    profile = tiny([Variant(name="base"), Variant(name="lz4", knobs=Knobs(toast=Toast.LZ4))])
+    record, _ = await run_profile(pg18, profile)
+    lz4 = next(t for t in record.trials if t.variant == "lz4")
+    assert lz4.status == "skipped"
+    assert "lz4 is not built into this server" in (lz4.reason or "")
+
+
+async def test_cancel_mid_run_restores_settings(pg18: Target, store: ResultStore) -> None:
+    from explorer.lab.runner import Runner, RunOptions
+
+    before = await server_state(pg18)
+    profile = tiny([Variant(name="nofsync", knobs=Knobs(fsync=False, synchronous_commit="off"))],
+                   repeats=3, rows=3_000_000)
+    events: list = []
+    runner = Runner(pg18, profile, store, RunOptions(settle_seconds=0))
+    task = asyncio.create_task(runner.run(events.append))
+    for _ in range(600):
+        await asyncio.sleep(0.05)
+        if any(getattr(e, "kind", "") == "phase-started" for e in events):
+            break
+    await asyncio.sleep(0.3)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    after = await server_state(pg18)
+    assert after == before
+    trials = [e.result for e in events if isinstance(e, TrialEnded)]
+    assert trials and trials[-1].status == "cancelled"
+    assert store.load(runner.run_id).status == "cancelled"
+    conn = await pg18.connect("test")
+    try:
+        busy = await conn.fetchval("SELECT count(*) FROM pg_stat_activity "
+                                   "WHERE application_name LIKE 'pgwx-work%'")
+    finally:
+        await conn.close()
+    assert busy == 0
+
+
+async def test_journal_left_by_dead_pgwx_is_undone_at_next_start(
+        pg18: Target, run_profile: RunProfile) -> None:
+    from explorer.lab import knobs as knoblib
+    from explorer.server.capabilities import probe
+
+    before = await server_state(pg18)
+    conn = await pg18.connect("test")
+    try:
+        caps = await probe(conn, owned=True)
+        # what a pgwx killed after ALTER SYSTEM would leave behind
+        knoblib.Journal(caps.system_identifier).save({"synchronous_commit": {"auto": None}})
+        await conn.execute("ALTER SYSTEM SET synchronous_commit = off")
+        await conn.execute("SELECT pg_reload_conf()")
+        await conn.execute("CREATE SCHEMA pgwx_lab")
+    finally:
+        await conn.close()
+    record, events = await run_profile(pg18, tiny([Variant(name="base")]), check_clean=False)
+    assert record.trials[0].settings["synchronous_commit"] == "on"
+    messages = " ".join(getattr(e, "message", "") for e in events)
+    assert "synchronous_commit" in messages and "pgwx_lab" in messages
+    assert await server_state(pg18) == before
+
+
+def test_fk_enum_spelling() -> None:
+    assert FkTiming("after-load") is FkTiming.AFTER_LOAD
