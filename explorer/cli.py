@@ -128,9 +128,9 @@ def sampler_factory(interval: float) -> Callable[[Target, Any], Any] | None:
 class Progress:
     """Prints the event stream to stderr as a person would want to read it."""
 
-    def __init__(self, stream: Any = sys.stderr) -> None:
-        self.out = stream
-        self.live = stream.isatty()
+    def __init__(self, stream: Any = None) -> None:
+        self.out = stream or sys.stderr
+        self.live = self.out.isatty()
         self.phase = ""
         self._line = False
 
@@ -174,9 +174,12 @@ class Progress:
 
 def cmd_run(args: argparse.Namespace) -> int:
     """`pgwx run PROFILE`: the matrix, progress on stderr, the table on stdout."""
-    from explorer.lab.runner import Runner, RunOptions
+    from explorer.lab.runner import Runner, RunOptions, select_variants
 
     profile = load_profile(args.profile)
+    select_variants(profile, args.variants)  # a bad --variant fails before any server work
+    if args.scale <= 0:
+        raise ValueError("--scale must be greater than 0")
     say = Progress()
     store = ResultStore()
     target = make_target(args, say._print)
@@ -188,12 +191,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         sample=not args.no_sample,
         settle_seconds=args.settle,
     )
-    if args.scale <= 0:
-        raise ValueError("--scale must be greater than 0")
     runner = Runner(
         target, profile, store, options, sampler_factory=sampler_factory(options.sample_interval)
     )
-    runner.plan()  # a bad --variant fails here, before any server work
     try:
         record = asyncio.run(runner.run(say))
     except KeyboardInterrupt:

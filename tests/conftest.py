@@ -96,11 +96,17 @@ async def server_state(target: Target) -> dict[str, object]:
     """What must be the same after any run: settings, auto.conf, pgwx_lab's absence."""
     conn = await target.connect("test")
     try:
-        settings = {r["name"]: r["setting"] for r in await conn.fetch(
-            "SELECT name, setting FROM pg_settings ORDER BY name")}
-        auto = [tuple(r) for r in await conn.fetch(
-            "SELECT name, setting FROM pg_file_settings "
-            "WHERE sourcefile LIKE '%auto.conf' ORDER BY seqno")]
+        settings = {
+            r["name"]: r["setting"]
+            for r in await conn.fetch("SELECT name, setting FROM pg_settings ORDER BY name")
+        }
+        auto = [
+            tuple(r)
+            for r in await conn.fetch(
+                "SELECT name, setting FROM pg_file_settings "
+                "WHERE sourcefile LIKE '%auto.conf' ORDER BY seqno"
+            )
+        ]
         schema = await conn.fetchval("SELECT to_regnamespace('pgwx_lab') IS NOT NULL")
     finally:
         await conn.close()
@@ -111,8 +117,14 @@ async def server_state(target: Target) -> dict[str, object]:
 def run_profile(store: ResultStore) -> RunProfile:
     """Run a profile through the real Runner; asserts the server is left as it was."""
 
-    async def _run(target: Target, profile: Profile, *, check_clean: bool = True,
-                   sampler: bool = False, **options: object) -> tuple[RunRecord, list[Event]]:
+    async def _run(
+        target: Target,
+        profile: Profile,
+        *,
+        check_clean: bool = True,
+        sampler: bool = False,
+        **options: object,
+    ) -> tuple[RunRecord, list[Event]]:
         before = await server_state(target)
         events: list[Event] = []
         factory = None
@@ -123,16 +135,23 @@ def run_profile(store: ResultStore) -> RunProfile:
                 return Sampler(t, caps, interval=0.1)  # type: ignore[arg-type]
 
         options.setdefault("settle_seconds", 0.0)
-        runner = Runner(target, profile, store, RunOptions(**options),  # type: ignore[arg-type]
-                        sampler_factory=factory)
+        runner = Runner(
+            target,
+            profile,
+            store,
+            RunOptions(**options),  # type: ignore[arg-type]
+            sampler_factory=factory,
+        )
         record = await runner.run(events.append)
         if check_clean:
             after = await server_state(target)
             assert after["pgwx_lab"] is False
             assert after["auto_conf"] == before["auto_conf"]
-            changed = {k: (v, after["settings"].get(k))  # type: ignore[union-attr]
-                       for k, v in before["settings"].items()  # type: ignore[union-attr]
-                       if after["settings"].get(k) != v}  # type: ignore[union-attr]
+            changed = {
+                k: (v, after["settings"].get(k))  # type: ignore[union-attr]
+                for k, v in before["settings"].items()  # type: ignore[union-attr]
+                if after["settings"].get(k) != v
+            }  # type: ignore[union-attr]
             assert not changed, f"settings not restored: {changed}"
         return record, events
 

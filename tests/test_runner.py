@@ -26,8 +26,15 @@ from tests.conftest import RunProfile, server_state
 
 
 def tiny(variants: list[Variant], repeats: int = 1, rows: int = 2000) -> Profile:
-    return Profile(name="t", title="t", workload="table-kind", params={"rows": rows},
-                   repeats=repeats, settle_seconds=0, variants=variants)
+    return Profile(
+        name="t",
+        title="t",
+        workload="table-kind",
+        params={"rows": rows},
+        repeats=repeats,
+        settle_seconds=0,
+        variants=variants,
+    )
 
 
 def test_interleave_alternates_variants() -> None:
@@ -37,17 +44,23 @@ def test_interleave_alternates_variants() -> None:
 
 
 async def test_quick_demo_runs_interleaved_and_is_stored(
-        pg18: Target, run_profile: RunProfile, store: ResultStore) -> None:
+    pg18: Target, run_profile: RunProfile, store: ResultStore
+) -> None:
     profile = load_profile("quick-demo")
     record, events = await run_profile(pg18, profile, scale=0.01)
     assert record.status == "finished"
     started = [(e.variant, e.repeat) for e in events if isinstance(e, TrialStarted)]
-    assert started == [("logged", 1), ("unlogged", 1), ("temporary", 1),
-                       ("logged", 2), ("unlogged", 2), ("temporary", 2)]
+    assert started == [
+        ("logged", 1),
+        ("unlogged", 1),
+        ("temporary", 1),
+        ("logged", 2),
+        ("unlogged", 2),
+        ("temporary", 2),
+    ]
     assert [t.status for t in record.trials] == ["ok"] * 6
     phases = [e.result.name for e in events if isinstance(e, PhaseEnded)][:6]
-    assert phases == ["insert", "vacuum-analyze", "select", "update", "vacuum-analyze-2",
-                      "delete"]
+    assert phases == ["insert", "vacuum-analyze", "select", "update", "vacuum-analyze-2", "delete"]
     insert = record.trials[0].phases[0]
     assert insert.rows == 10_000 and insert.seconds > 0
     # the stored copy is what a later `pgwx report` reads
@@ -65,10 +78,16 @@ async def test_temp_table_select_never_parallel(pg18: Target, run_profile: RunPr
     assert select.detail["workers"] == "0/0"
 
 
-async def test_server_knobs_applied_in_trial_and_undone(pg18: Target,
-                                                        run_profile: RunProfile) -> None:
-    knobs = Knobs(synchronous_commit="off", fsync=False, full_page_writes=False,
-                  temp_buffers="16MB", track_io_timing=True)
+async def test_server_knobs_applied_in_trial_and_undone(
+    pg18: Target, run_profile: RunProfile
+) -> None:
+    knobs = Knobs(
+        synchronous_commit="off",
+        fsync=False,
+        full_page_writes=False,
+        temp_buffers="16MB",
+        track_io_timing=True,
+    )
     profile = tiny([Variant(name="base"), Variant(name="risky", knobs=knobs)])
     record, _ = await run_profile(pg18, profile)
     base, risky = record.trials
@@ -82,7 +101,8 @@ async def test_server_knobs_applied_in_trial_and_undone(pg18: Target,
 
 
 async def test_wal_level_minimal_restarts_bundled_server_and_back(
-        pg18: Target, run_profile: RunProfile) -> None:
+    pg18: Target, run_profile: RunProfile
+) -> None:
     profile = tiny([Variant(name="minimal", knobs=Knobs(wal_level="minimal"))])
     record, events = await run_profile(pg18, profile)
     assert record.trials[0].status == "ok"
@@ -91,14 +111,17 @@ async def test_wal_level_minimal_restarts_bundled_server_and_back(
     assert any("restart" in getattr(e, "message", "") for e in events)
 
 
-async def test_unavailable_knobs_are_skipped_with_reason(pg18: Target,
-                                                         run_profile: RunProfile) -> None:
+async def test_unavailable_knobs_are_skipped_with_reason(
+    pg18: Target, run_profile: RunProfile
+) -> None:
     external = Target(dsn=None, overrides=pg18.connect_kwargs())  # same server, not owned
-    profile = tiny([
-        Variant(name="base"),
-        Variant(name="minimal", knobs=Knobs(wal_level="minimal")),
-        Variant(name="nofsync", knobs=Knobs(fsync=False)),
-    ])
+    profile = tiny(
+        [
+            Variant(name="base"),
+            Variant(name="minimal", knobs=Knobs(wal_level="minimal")),
+            Variant(name="nofsync", knobs=Knobs(fsync=False)),
+        ]
+    )
     record, _ = await run_profile(external, profile)
     by = {t.variant: t for t in record.trials}
     assert by["base"].status == "ok"
@@ -119,8 +142,11 @@ async def test_cancel_mid_run_restores_settings(pg18: Target, store: ResultStore
     from explorer.lab.runner import Runner, RunOptions
 
     before = await server_state(pg18)
-    profile = tiny([Variant(name="nofsync", knobs=Knobs(fsync=False, synchronous_commit="off"))],
-                   repeats=3, rows=3_000_000)
+    profile = tiny(
+        [Variant(name="nofsync", knobs=Knobs(fsync=False, synchronous_commit="off"))],
+        repeats=3,
+        rows=3_000_000,
+    )
     events: list = []
     runner = Runner(pg18, profile, store, RunOptions(settle_seconds=0))
     task = asyncio.create_task(runner.run(events.append))
@@ -139,15 +165,17 @@ async def test_cancel_mid_run_restores_settings(pg18: Target, store: ResultStore
     assert store.load(runner.run_id).status == "cancelled"
     conn = await pg18.connect("test")
     try:
-        busy = await conn.fetchval("SELECT count(*) FROM pg_stat_activity "
-                                   "WHERE application_name LIKE 'pgwx-work%'")
+        busy = await conn.fetchval(
+            "SELECT count(*) FROM pg_stat_activity WHERE application_name LIKE 'pgwx-work%'"
+        )
     finally:
         await conn.close()
     assert busy == 0
 
 
 async def test_journal_left_by_dead_pgwx_is_undone_at_next_start(
-        pg18: Target, run_profile: RunProfile) -> None:
+    pg18: Target, run_profile: RunProfile
+) -> None:
     from explorer.lab import knobs as knoblib
     from explorer.server.capabilities import probe
 

@@ -74,6 +74,20 @@ def interleave(variants: list[Variant], repeats: int) -> list[tuple[Variant, int
     return [(v, rep) for rep in range(1, repeats + 1) for v in variants]
 
 
+def select_variants(profile: Profile, wanted: list[str] | None) -> list[Variant]:
+    """The profile's variants, or the named subset; ValueError names what does not exist."""
+    if not wanted:
+        return list(profile.variants)
+    known = {v.name for v in profile.variants}
+    missing = [w for w in wanted if w not in known]
+    if missing:
+        raise ValueError(
+            f"profile {profile.name} has no variant {', '.join(missing)}; "
+            f"it has {', '.join(sorted(known))}"
+        )
+    return [v for v in profile.variants if v.name in wanted]
+
+
 def one_sentence(exc: BaseException) -> str:
     """A failure as one line without a traceback (and without a password)."""
     if isinstance(exc, asyncpg.PostgresError):
@@ -149,17 +163,7 @@ class Runner:
 
     def variants(self) -> list[Variant]:
         """The profile's variants, or the subset asked for."""
-        wanted = self.options.variants
-        if not wanted:
-            return list(self.profile.variants)
-        known = {v.name for v in self.profile.variants}
-        missing = [w for w in wanted if w not in known]
-        if missing:
-            raise ValueError(
-                f"profile {self.profile.name} has no variant "
-                f"{', '.join(missing)}; it has {', '.join(sorted(known))}"
-            )
-        return [v for v in self.profile.variants if v.name in wanted]
+        return select_variants(self.profile, self.options.variants)
 
     def plan(self) -> list[tuple[Variant, int]]:
         """The trials in the order they run."""
