@@ -79,7 +79,7 @@ async def test_temp_table_select_never_parallel(pg18: Target, run_profile: RunPr
 
 
 async def test_server_knobs_applied_in_trial_and_undone(
-    pg18: Target, run_profile: RunProfile
+    any_pg: Target, run_profile: RunProfile
 ) -> None:
     knobs = Knobs(
         synchronous_commit="off",
@@ -89,7 +89,7 @@ async def test_server_knobs_applied_in_trial_and_undone(
         track_io_timing=True,
     )
     profile = tiny([Variant(name="base"), Variant(name="risky", knobs=knobs)])
-    record, _ = await run_profile(pg18, profile)
+    record, _ = await run_profile(any_pg, profile)
     base, risky = record.trials
     assert base.settings["fsync"] == "on" and base.settings["synchronous_commit"] == "on"
     assert risky.settings["fsync"] == "off"
@@ -103,11 +103,19 @@ async def test_server_knobs_applied_in_trial_and_undone(
 async def test_wal_level_minimal_restarts_bundled_server_and_back(
     pg18: Target, run_profile: RunProfile
 ) -> None:
-    profile = tiny([Variant(name="minimal", knobs=Knobs(wal_level="minimal"))])
+    profile = tiny(
+        [
+            Variant(name="minimal", knobs=Knobs(wal_level="minimal")),
+            Variant(name="small-buffers", knobs=Knobs(shared_buffers="32MB")),
+        ]
+    )
     record, events = await run_profile(pg18, profile)
-    assert record.trials[0].status == "ok"
+    assert [t.status for t in record.trials] == ["ok", "ok"]
     assert record.trials[0].settings["wal_level"] == "minimal"
     assert record.trials[0].settings["max_wal_senders"] == "0"
+    # the second variant wants neither: minimal is undone before it runs
+    assert record.trials[1].settings["wal_level"] == "replica"
+    assert record.trials[1].settings["shared_buffers"] == "32MB"
     assert any("restart" in getattr(e, "message", "") for e in events)
 
 
@@ -199,3 +207,22 @@ async def test_journal_left_by_dead_pgwx_is_undone_at_next_start(
 
 def test_fk_enum_spelling() -> None:
     assert FkTiming("after-load") is FkTiming.AFTER_LOAD
+
+
+async def test_per_phase_wal_shows_unlogged_skips_wal(
+    pg18: Target, run_profile: RunProfile
+) -> None:
+    profile = tiny(
+        [
+            Variant(name="logged"),
+            Variant(name="unlogged", knobs=Knobs(table_kind=TableKind.UNLOGGED)),
+        ],
+        rows=50_000,
+    )
+    record, _ = await run_profile(pg18, profile)
+    wal = {
+        t.variant: next(p for p in t.phases if p.name == "insert").detail["wal_bytes"]
+        for t in record.trials
+    }
+    assert wal["logged"] > 50_000 * 20  # at least a few bytes per row went to WAL
+    assert wal["unlogged"] < wal["logged"] / 20

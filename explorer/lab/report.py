@@ -68,6 +68,8 @@ def _median_stats(trials: list[TrialResult]) -> dict[str, Any]:
 def _note(detail: dict[str, Any]) -> str:
     parts = []
     for key, value in detail.items():
+        if key == "wal_bytes":
+            continue  # has its own column
         if isinstance(value, dict):
             value = " ".join(f"{k}:{v}" for k, v in value.items())
         parts.append(f"{key}={value}")
@@ -120,8 +122,19 @@ def summarize(record: RunRecord) -> list[SummaryRow]:
                 counts = [p.rows for p in found if p.rows is not None]
                 row.rows = int(statistics.median(counts)) if counts else None
                 row.note = _note(found[-1].detail) if found else ""
+                wal = [p.detail["wal_bytes"] for p in found if "wal_bytes" in p.detail]
+                if wal:
+                    row.stats["wal_bytes"] = statistics.median(wal)
+            else:
+                sums = [
+                    sum(p.detail.get("wal_bytes", 0) for p in t.phases)
+                    for t in good
+                    if any("wal_bytes" in p.detail for p in t.phases)
+                ]
+                if sums:
+                    row.stats["wal_bytes"] = statistics.median(sums)
             if phase_name == "total" or not multi:
-                row.stats = _median_stats(good)
+                row.stats = {**row.stats, **_median_stats(good)}
             rows.append(row)
         failed = [t for t in mine if t.status in ("failed", "cancelled")]
         if failed:

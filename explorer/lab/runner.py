@@ -119,6 +119,14 @@ async def recover(target: Target, caps: Capabilities, notify: Callable[[str], No
     return restored
 
 
+async def _wal_position(conn: asyncpg.Connection) -> int | None:
+    """Bytes of WAL inserted so far; None where the server cannot say (a standby)."""
+    try:
+        return int(await conn.fetchval("SELECT pg_current_wal_insert_lsn() - '0/0'::pg_lsn"))
+    except asyncpg.PostgresError:
+        return None
+
+
 class Runner:
     """Runs one profile against one server.
 
@@ -329,6 +337,17 @@ class Runner:
         sampler: Any,
     ) -> TrialResult:
         started = dt.datetime.now(dt.UTC)
+        window_open = False
+
+        async def settle() -> None:
+            # The statistics window opens after the first CHECKPOINT, so setup and the
+            # checkpoint's own writes are not charged to the variant.
+            nonlocal window_open
+            await self._settle()
+            if sampler is not None and not window_open:
+                sampler.begin_trial(workload.relations(variant.knobs))
+                window_open = True
+
         ctx = TrialContext(
             target=self.target,
             caps=caps,
@@ -337,7 +356,7 @@ class Runner:
             repeat=repeat,
             workdir=workdir,
             emit=self._emit,
-            settle=self._settle,
+            settle=settle,
             clock=self.clock,
         )
         result = TrialResult(
@@ -347,9 +366,10 @@ class Runner:
             if await settings.apply(variant.knobs.server_settings(), contexts):
                 self._notice("server restarted; reconnecting")
             ctx.conn = await self.target.connect("work-main")
+            side = await self.target.connect("probe")
+            ctx.extra_conns.append(side)
+            ctx.wal_position = lambda: _wal_position(side)
             result.settings = await knoblib.settings_in_force(ctx.conn, list(WATCHED_GUCS))
-            if sampler is not None:
-                sampler.begin_trial(workload.relations(variant.knobs))
             await workload.trial(ctx)
         except asyncio.CancelledError:
             result.status, result.reason = "cancelled", "cancelled by the user"
@@ -364,7 +384,7 @@ class Runner:
         else:
             await ctx.close()
         result.phases = ctx.phases
-        if sampler is not None:
+        if sampler is not None and window_open:
             await asyncio.sleep(FLUSH_WAIT)
             result.stats = sampler.end_trial()
         return result

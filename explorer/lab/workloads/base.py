@@ -59,6 +59,8 @@ class TrialContext:
     """CHECKPOINT and pause; call it after setup, before the first timed phase."""
     clock: Callable[[], float]
     """Seconds since the run started (monotonic)."""
+    wal_position: Callable[[], Awaitable[int | None]] | None = None
+    """Current WAL insert position in bytes (from a side session), for per-phase WAL."""
     conn: asyncpg.Connection | None = None
     """The workload's own session (application_name pgwx-work-main)."""
     phases: list[PhaseResult] = field(default_factory=list)
@@ -92,9 +94,13 @@ class TrialContext:
             )
         )
         handle = PhaseHandle()
+        wal_before = await self.wal_position() if self.wal_position else None
         start = time.perf_counter()
         yield handle
         seconds = time.perf_counter() - start
+        wal_after = await self.wal_position() if self.wal_position else None
+        if wal_before is not None and wal_after is not None:
+            handle.detail.setdefault("wal_bytes", wal_after - wal_before)
         self.record(name, seconds, handle)
 
     def record(self, name: str, seconds: float, handle: PhaseHandle) -> None:
