@@ -226,3 +226,26 @@ async def test_per_phase_wal_shows_unlogged_skips_wal(
     }
     assert wal["logged"] > 50_000 * 20  # at least a few bytes per row went to WAL
     assert wal["unlogged"] < wal["logged"] / 20
+
+
+async def test_sampler_summary_lands_in_trials_and_report(
+    pg18: Target, run_profile: RunProfile
+) -> None:
+    from explorer.lab.report import render, summarize
+
+    profile = tiny(
+        [
+            Variant(name="logged"),
+            Variant(name="unlogged", knobs=Knobs(table_kind=TableKind.UNLOGGED)),
+        ],
+        rows=300_000,
+    )
+    record, events = await run_profile(pg18, profile, sampler=True)
+    stats = {t.variant: t.stats for t in record.trials}
+    assert stats["logged"]["wal_bytes"] > 300_000 * 20
+    assert stats["unlogged"]["wal_bytes"] < stats["logged"]["wal_bytes"] / 5
+    assert stats["logged"]["io"]["extends"] > 0  # PG 18 counts relation extension
+    assert any(e.kind == "sample" for e in events)
+    totals = {r.variant: r for r in summarize(record) if r.phase == "total"}
+    assert totals["logged"].stats["wal_bytes"] == stats["logged"]["wal_bytes"]
+    assert "extends" in render(record, "md")

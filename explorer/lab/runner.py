@@ -45,7 +45,7 @@ from explorer.models import (
 from explorer.server.capabilities import WATCHED_GUCS, probe
 from explorer.server.connect import ConnectError, Target, mask_dsn
 
-FLUSH_WAIT = 0.6
+FLUSH_WAIT = 0.3
 """Pause after a trial's sessions close: their statistics are flushed when they exit."""
 
 
@@ -385,7 +385,10 @@ class Runner:
             await ctx.close()
         result.phases = ctx.phases
         if sampler is not None and window_open:
+            # Closed sessions publish their pg_stat_io/pg_stat_wal counters as they exit;
+            # give them a moment, then take one last reading inside the window.
             await asyncio.sleep(FLUSH_WAIT)
+            await sampler.sample_now()
             result.stats = sampler.end_trial()
         return result
 

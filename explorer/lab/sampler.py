@@ -1,0 +1,389 @@
+"""Polls the server's statistics and turns counters into per-interval deltas and rates.
+
+One `Sampler` runs beside a workload on its own connection. Every `interval` it takes one
+reading (one SELECT, see `explorer.lab.stats`) and emits a `Sample`; in between it polls the
+wait events of the workload's backends every `wait_interval`. Counters that a backend publishes
+only when it goes idle (pg_stat_io, pg_stat_wal) land late, so the live signals during one long
+statement are the WAL insert position, relation sizes, progress views and wait events.
+`begin_trial` / `end_trial` bracket one trial and sum what happened inside it.
+
+A backend that goes idle less than a second after its previous flush holds its counters for
+10 s (PGSTAT_IDLE_INTERVAL), not 1 s. Run `SELECT pg_stat_force_next_flush()` on the workload
+connection after a load (PG 15+), then `await sampler.sample_now()` before `end_trial()`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections import Counter, deque
+from collections.abc import Callable
+from typing import Any, Literal
+
+import asyncpg
+from pydantic import BaseModel
+
+from explorer.lab import stats
+from explorer.lab.stats import CheckpointerDelta, IoDelta, Progress, WalDelta
+from explorer.models import Capabilities
+from explorer.server.connect import ConnectError, Target
+
+__all__ = ["CheckpointerDelta", "IoDelta", "Progress", "Sample", "Sampler", "WalDelta"]
+
+BACKOFF_MIN = 0.25
+"""First wait, in seconds, before reconnecting after a lost connection."""
+BACKOFF_MAX = 5.0
+"""Cap of the doubling reconnect wait."""
+LOCK_TIMEOUT_MS = 25
+"""How long a poll may wait to size a relation that a TRUNCATE or DDL holds locked."""
+QUERY_TIMEOUT = 5.0
+"""A poll slower than this counts as a lost connection."""
+
+Emit = Callable[[dict[str, Any]], None]
+
+_CONNECTION_TROUBLE = (
+    asyncpg.PostgresError,
+    asyncpg.InterfaceError,
+    asyncpg.exceptions.InternalClientError,
+    OSError,
+    TimeoutError,
+    ConnectError,
+)
+"""What a lost or refused connection (or a poll failing on it) raises: retried, not raised."""
+
+
+class Sample(BaseModel):
+    """One reading: every counter as a delta over the measured interval, gauges as they are."""
+
+    kind: Literal["sample"] = "sample"
+    """Tags the dict in the event stream."""
+    t: float
+    """time.monotonic() when the server answered (midpoint of the poll's round trip)."""
+    interval: float
+    """Measured seconds since the previous reading; every rate divides by this."""
+    wal_bytes: int = 0
+    """WAL written in the interval, from pg_current_wal_insert_lsn() (live mid-statement)."""
+    wal_bytes_per_s: float = 0.0
+    """wal_bytes / interval."""
+    wal: WalDelta | None = None
+    """pg_stat_wal deltas; None where the server lacks the view."""
+    io: list[IoDelta] = []
+    """pg_stat_io deltas per backend_type/object/context, changed rows only; empty on ≤15."""
+    checkpointer: CheckpointerDelta | None = None
+    """Checkpoint deltas."""
+    waits: dict[str, int] = {}
+    """'Type:Event' (or 'CPU') → observations of active workload backends in this interval."""
+    wait_polls: int = 0
+    """Wait-event polls in this interval, to turn counts into shares."""
+    relation_bytes: dict[str, int] = {}
+    """pg_table_size() of the trial's relations (heap + TOAST + FSM/VM, no indexes)."""
+    progress: Progress = Progress()
+    """COPY / CREATE INDEX / VACUUM progress of the workload's backends."""
+
+
+class _Trial:
+    """What one trial window has summed so far."""
+
+    def __init__(self) -> None:
+        self.started = time.monotonic()
+        self.samples = 0
+        self.seconds = 0.0
+        self.wal_bytes = 0
+        self.wal: WalDelta | None = None
+        self.io: dict[tuple[str, str, str], IoDelta] = {}
+        self.checkpointer = CheckpointerDelta()
+        self.waits: Counter[str] = Counter()
+        self.wait_polls = 0
+        self.relation_bytes: dict[str, int] = {}
+
+    def add(self, s: Sample) -> None:
+        self.samples += 1
+        self.seconds += s.interval
+        self.wal_bytes += s.wal_bytes
+        if s.wal is not None:
+            self.wal = self.wal or WalDelta()
+            for name in ("records", "fpi", "bytes", "buffers_full"):
+                setattr(self.wal, name, getattr(self.wal, name) + getattr(s.wal, name))
+        for row in s.io:
+            key = (row.backend_type, row.object, row.context)
+            total = self.io.setdefault(
+                key, IoDelta(backend_type=key[0], object=key[1], context=key[2])
+            )
+            for name in stats.IO_FIELDS:
+                setattr(total, name, getattr(total, name) + getattr(row, name))
+        if s.checkpointer is not None:
+            for name in stats.CHECKPOINTER_FIELDS:
+                setattr(
+                    self.checkpointer,
+                    name,
+                    getattr(self.checkpointer, name) + getattr(s.checkpointer, name),
+                )
+        self.waits.update(s.waits)
+        self.wait_polls += s.wait_polls
+        self.relation_bytes.update(s.relation_bytes)
+
+    def summary(self, unsupported: list[str]) -> dict[str, Any]:
+        def io_sum(rows: list[IoDelta]) -> dict[str, float]:
+            return {name: sum(getattr(r, name) for r in rows) for name in stats.IO_FIELDS}
+
+        by_backend: dict[str, list[IoDelta]] = {}
+        for row in self.io.values():
+            by_backend.setdefault(row.backend_type, []).append(row)
+        top = self.waits.most_common(1)
+        wal = self.wal
+        return {
+            "seconds": self.seconds,
+            "samples": self.samples,
+            "wal_bytes": self.wal_bytes,
+            "wal_records": wal.records if wal else None,
+            "wal_fpi": wal.fpi if wal else None,
+            "wal_buffers_full": wal.buffers_full if wal else None,
+            "io": io_sum(list(self.io.values())) if self.io else {},
+            "io_by_backend": {k: io_sum(v) for k, v in sorted(by_backend.items())},
+            "io_rows": [r.model_dump(mode="json") for r in self.io.values()],
+            "checkpoints": self.checkpointer.checkpoints,
+            "buffers_written": self.checkpointer.buffers_written,
+            "waits": dict(self.waits.most_common()),
+            "top_wait": top[0][0] if top else None,
+            "wait_samples": sum(self.waits.values()),
+            "wait_polls": self.wait_polls,
+            "relation_bytes": dict(self.relation_bytes),
+            "unsupported": list(unsupported),
+        }
+
+
+class Sampler:
+    """Samples one server's statistics on a dedicated connection until cancelled.
+
+    Args:
+        target: The server.
+        caps: What it can do (from `explorer.server.capabilities.probe`).
+        interval: Nominal seconds between samples.
+        wait_interval: Nominal seconds between wait-event polls.
+        workload_app_prefix: application_name prefix of the backends whose waits and
+            progress are watched.
+        history: How many samples `latest` keeps.
+    """
+
+    def __init__(
+        self,
+        target: Target,
+        caps: Capabilities,
+        *,
+        interval: float = 0.25,
+        wait_interval: float = 0.1,
+        workload_app_prefix: str = "pgwx-work",
+        history: int = 36000,
+    ) -> None:
+        self.target = target
+        self.caps = caps
+        self.interval = interval
+        self.wait_interval = wait_interval
+        self.prefix = workload_app_prefix
+        self.latest: deque[dict[str, Any]] = deque(maxlen=history)
+        """The most recent sample dicts, oldest first."""
+        self.poll_seconds: deque[float] = deque(maxlen=1000)
+        """Round-trip seconds of recent counter polls."""
+        self.wait_poll_seconds: deque[float] = deque(maxlen=1000)
+        """Round-trip seconds of recent wait-only polls."""
+        self.backend_pid: int | None = None
+        """Server pid of the sampler's connection while it is connected."""
+        self._query = stats.counters_query(caps)
+        self.unsupported: list[str] = list(self._query.unsupported)
+        """Signals this server lacks, each listed once, e.g. "pg_stat_io: not on PG 15"."""
+        self._prev: stats.Reading | None = None
+        self._prev_t = 0.0
+        self._prev_started = 0.0
+        self._waits: Counter[str] = Counter()
+        self._wait_polls = 0
+        self._relations: list[str] = []
+        self._trial: _Trial | None = None
+        self._wake = asyncio.Event()
+        self._waiters: list[asyncio.Future[None]] = []
+
+    # ------------------------------------------------------------------ trial window
+    def begin_trial(self, relations: list[str]) -> None:
+        """Start a new accumulation window and size `relations` in every sample.
+
+        Args:
+            relations: regclass-able names, e.g. 'pgwx_lab.t1'. What cannot be sized (gone,
+                another session's temp table) is skipped quietly.
+        """
+        self._relations = list(relations)
+        self._trial = _Trial()
+        # Read now, so the window starts close to this call rather than up to an interval ago.
+        self._wake.set()
+
+    def end_trial(self) -> dict[str, Any]:
+        """Close the window and sum the samples whose whole interval lay inside it.
+
+        Counters count as of the last reading; await `sample_now()` first for a sharp edge.
+
+        Returns:
+            wal_bytes (LSN), wal_records, wal_fpi, wal_buffers_full (None without
+            pg_stat_wal), io and io_by_backend (sums of IoDelta fields), io_rows (per
+            backend_type/object/context), checkpoints, buffers_written, waits, top_wait,
+            wait_samples (observations), wait_polls, relation_bytes (last size), seconds,
+            samples and unsupported.
+        """
+        trial, self._trial = self._trial, None
+        self._relations = []
+        return (trial or _Trial()).summary(self.unsupported)
+
+    async def sample_now(self, timeout: float = 2.0) -> bool:
+        """Ask for a reading now and wait until it has been emitted.
+
+        Returns:
+            False when none came within `timeout` (not running, or disconnected).
+        """
+        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiters.append(waiter)
+        self._wake.set()
+        try:
+            await asyncio.wait_for(waiter, timeout)
+        except TimeoutError:
+            return False
+        finally:
+            if waiter in self._waiters:
+                self._waiters.remove(waiter)
+        return True
+
+    # ------------------------------------------------------------------ the loop
+    async def run(self, emit: Emit) -> None:
+        """Poll until cancelled, calling `emit` with each sample dict and each notice.
+
+        Connection problems never escape: each loss is announced once as a
+        {"kind": "sampler-notice", "message": ...} dict, retried with capped backoff, and the
+        recovery announced the same way. Lacking signals are announced once at the start.
+        """
+        for line in self.unsupported:
+            emit(_notice(line))
+        self._prev = None
+        backoff = BACKOFF_MIN
+        lost_at: float | None = None
+        while True:
+            conn = None
+            try:
+                conn = await self.target.connect("sampler")
+                await conn.set_type_codec(
+                    "json", encoder=json.dumps, decoder=json.loads, schema="pg_catalog"
+                )
+                # Autocommit throughout: statistics snapshots are cached per transaction.
+                await conn.execute(f"SET lock_timeout = {LOCK_TIMEOUT_MS}")
+                self.backend_pid = conn.get_server_pid()
+                if lost_at is not None:
+                    emit(_notice(f"sampler reconnected after {time.monotonic() - lost_at:.1f} s"))
+                    lost_at = None
+                backoff = BACKOFF_MIN
+                await self._poll_forever(conn, emit)
+            except _CONNECTION_TROUBLE as exc:
+                if lost_at is None:
+                    lost_at = time.monotonic()
+                    what = "lost its connection" if conn is not None else "cannot connect"
+                    emit(_notice(f"sampler {what} ({_one_line(exc)}); retrying"))
+            finally:
+                self.backend_pid = None
+                if conn is not None:
+                    await _close_quietly(conn)
+            await asyncio.sleep(backoff)
+            backoff = min(backoff * 2, BACKOFF_MAX)
+
+    async def _poll_forever(self, conn: asyncpg.Connection, emit: Emit) -> None:
+        now = time.monotonic()
+        next_sample, next_wait = now, now + self.wait_interval
+        while True:
+            now = time.monotonic()
+            if self._wake.is_set() or now >= next_sample:
+                self._wake.clear()
+                await self._sample(conn, emit)
+                now = time.monotonic()
+                next_sample = max(next_sample + self.interval, now)
+                # The reading included a wait poll.
+                next_wait = now + self.wait_interval
+            elif now >= next_wait:
+                await self._poll_waits(conn)
+                next_wait = max(next_wait + self.wait_interval, time.monotonic())
+            delay = min(next_sample, next_wait) - time.monotonic()
+            if delay > 0 and not self._wake.is_set():
+                try:
+                    async with asyncio.timeout(delay):
+                        await self._wake.wait()
+                except TimeoutError:
+                    pass
+
+    async def _poll_waits(self, conn: asyncpg.Connection) -> None:
+        started = time.monotonic()
+        rows = await conn.fetch(stats.WAITS_SQL, self.prefix, timeout=QUERY_TIMEOUT)
+        self.wait_poll_seconds.append(time.monotonic() - started)
+        self._waits.update({r["wait"]: r["n"] for r in rows})
+        self._wait_polls += 1
+
+    async def _sample(self, conn: asyncpg.Connection, emit: Emit) -> None:
+        started = time.monotonic()
+        try:
+            row = await conn.fetchrow(
+                self._query.sql, self.prefix, self._relations, timeout=QUERY_TIMEOUT
+            )
+        except asyncpg.LockNotAvailableError:
+            # A relation is locked (TRUNCATE or DDL in an open transaction): go without sizes.
+            row = await conn.fetchrow(self._query.sql, self.prefix, [], timeout=QUERY_TIMEOUT)
+        done = time.monotonic()
+        self.poll_seconds.append(done - started)
+        if row is None:  # a SELECT without FROM always returns its one row
+            raise asyncpg.InterfaceError("the counters query returned no row")
+        t = (started + done) / 2
+        self._waits.update(dict(row["waits"]))
+        self._wait_polls += 1
+        reading, prev, prev_started = stats.Reading(row), self._prev, self._prev_started
+        self._prev, self._prev_started = reading, started
+        if prev is None:
+            # The first reading is only the baseline the next one is diffed against.
+            self._prev_t = t
+            self._waits.clear()
+            self._wait_polls = 0
+            return
+        interval = max(t - self._prev_t, 1e-6)
+        self._prev_t = t
+        fields = reading.since(prev)
+        sample = Sample(
+            t=t,
+            interval=interval,
+            **fields,
+            wal_bytes_per_s=fields.get("wal_bytes", 0) / interval,
+            waits=dict(self._waits),
+            wait_polls=self._wait_polls,
+            relation_bytes={n: int(s) for n, s in row["sizes"]},
+            progress=stats.progress(row),
+        )
+        self._waits.clear()
+        self._wait_polls = 0
+        # A reading counts towards the trial only when its whole interval lies inside it.
+        if self._trial is not None and prev_started >= self._trial.started:
+            self._trial.add(sample)
+        data = sample.model_dump(mode="json", by_alias=True)
+        self.latest.append(data)
+        emit(data)
+        for waiter in self._waiters:
+            if not waiter.done():
+                waiter.set_result(None)
+        self._waiters.clear()
+
+
+def _notice(message: str) -> dict[str, Any]:
+    return {"kind": "sampler-notice", "t": time.monotonic(), "message": message}
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__
+
+
+async def _close_quietly(conn: asyncpg.Connection) -> None:
+    try:
+        await asyncio.wait_for(conn.close(), 1.0)
+    except asyncio.CancelledError:
+        conn.terminate()
+        raise
+    except Exception:  # a broken connection fails to close in many ways; drop it anyway
+        conn.terminate()
