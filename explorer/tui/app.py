@@ -1,0 +1,140 @@
+"""The pgwx app: configuration, the profiles, the results store, and `run_app` for the CLI.
+
+The main screen (`screens/lab.py`) does the work; the app holds what every screen shares
+and makes sure the bundled server it started is stopped however the app ends.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from pathlib import Path
+
+from textual.app import App
+from textual.screen import Screen
+
+from explorer.lab.profiles import ProfileError, list_profiles
+from explorer.lab.results import ResultStore
+from explorer.models import Capabilities, Profile
+from explorer.server.connect import Target
+from explorer.server.embedded import LocalServer
+from explorer.tui.commands import LabCommands
+from explorer.tui.replay import ReplaySource
+from explorer.tui.screens.lab import LabScreen
+
+
+class PgwxApp(App[int]):
+    """A terminal lab for the PostgreSQL write path.
+
+    Args:
+        target: A server already reached (tests inject one); None to find or start one.
+        dsn: The user's connection string (None: libpq environment, else the bundled PG 18).
+        data_dir: Cluster directory of the bundled server.
+        keep_server: Leave the bundled server running on quit.
+        store: Where runs go (default: $PGWX_RESULTS or ~/.local/share/pgwx).
+        replay: A recorded run to play instead of talking to a server.
+        profiles: The profiles offered (default: the shipped ones).
+        allow_risky: Allow fsync/full_page_writes off on a server pgwx does not own.
+        sample_interval: Seconds between statistics samples during a run.
+    """
+
+    CSS_PATH = "app.tcss"
+    TITLE = "pgwx"
+    COMMANDS = App.COMMANDS | {LabCommands}
+
+    def __init__(
+        self,
+        *,
+        target: Target | None = None,
+        dsn: str | None = None,
+        data_dir: Path | None = None,
+        keep_server: bool = False,
+        store: ResultStore | None = None,
+        replay: ReplaySource | None = None,
+        profiles: list[Profile] | None = None,
+        allow_risky: bool = False,
+        sample_interval: float = 0.25,
+    ) -> None:
+        super().__init__()
+        from explorer.cli import LIBPQ_ENV
+
+        self.target = target
+        self.dsn = dsn
+        self.dsn_or_env = bool(dsn or any(os.environ.get(v) for v in LIBPQ_ENV))
+        self.data_dir = data_dir
+        self.keep_server = keep_server
+        self.store = store or ResultStore()
+        self.replay = replay
+        self.allow_risky = allow_risky
+        self.sample_interval = sample_interval
+        self.caps: Capabilities | None = None
+        """The connected server's capabilities, once probed."""
+        self.owned_server: LocalServer | None = None
+        """The bundled server this app started (and stops on quit unless kept)."""
+        self.bundled_dir: Path | None = None
+        """Cluster directory of the bundled server, when the app started or reused one."""
+        self.profile_problems: list[str] = []
+        """Profiles that failed to load, as one sentence each."""
+        if profiles is None:
+            profiles = []
+            for path, loaded in list_profiles():
+                if isinstance(loaded, ProfileError):
+                    self.profile_problems.append(f"profile {path.stem} skipped: {loaded}")
+                else:
+                    profiles.append(loaded)
+        self.profiles = profiles
+
+    def get_default_screen(self) -> Screen[None]:
+        """The lab is the app."""
+        return LabScreen()
+
+    @property
+    def lab(self) -> LabScreen:
+        """The main screen."""
+        return next(s for s in self.screen_stack if isinstance(s, LabScreen))
+
+    async def action_quit(self) -> None:
+        """ctrl+q and the palette quit the same careful way as q."""
+        self.lab.action_quit()
+
+    def stop_owned_server(self) -> None:
+        """Stop the bundled server if this app started it and it is not to be kept."""
+        server, self.owned_server = self.owned_server, None
+        if server is not None and not self.keep_server:
+            with contextlib.suppress(Exception):
+                server.stop()
+
+
+def run_app(
+    dsn: str | None = None,
+    data_dir: Path | None = None,
+    keep_server: bool = False,
+    replay: str | None = None,
+    allow_risky: bool = False,
+) -> int:
+    """Open the app (`pgwx`), or replay a stored run in it (`pgwx replay RUN`).
+
+    Returns:
+        The process exit status.
+    """
+    store = ResultStore()
+    try:
+        source = ReplaySource.from_store(store, replay) if replay else None
+        app = PgwxApp(
+            dsn=dsn,
+            data_dir=data_dir,
+            keep_server=keep_server,
+            store=store,
+            replay=source,
+            allow_risky=allow_risky,
+        )
+        try:
+            app.run()
+        finally:
+            # The app stops its server on quit; this covers a crash or a kill of the UI.
+            app.stop_owned_server()
+    finally:
+        store.close()
+    if app.keep_server and app.bundled_dir is not None:
+        print(f"pgwx: bundled server left running in {app.bundled_dir} (`pgwx server stop`)")
+    return app.return_code or 0

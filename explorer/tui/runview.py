@@ -1,0 +1,317 @@
+"""What the screen knows about the run on show: plain state, fed one engine event at a time.
+
+Live runs and replays both call `RunView.apply` with the runner's events, in order. Nothing
+here draws; the widgets read this state when they redraw. Series are bounded (`SERIES_LEN`
+samples), so a run of any length costs the same memory. Statistics come from
+`explorer.lab.report.summarize` on the `RunRecord` kept here, never recomputed.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
+
+from explorer.lab.report import SummaryRow, summarize
+from explorer.models import (
+    Capabilities,
+    Event,
+    Notice,
+    PhaseEnded,
+    PhaseStarted,
+    Profile,
+    RunEnded,
+    RunRecord,
+    RunStarted,
+    SampleTaken,
+    ServerInfo,
+    TrialEnded,
+    TrialStarted,
+    Variant,
+)
+
+SERIES_LEN = 480
+"""Samples kept per series: two minutes at the runner's 0.25 s interval."""
+
+IO_OPS = ("writes", "extends", "fsyncs")
+"""pg_stat_io operations the activity chart follows."""
+
+SHORT_BACKEND = {
+    "client backend": "client",
+    "checkpointer": "ckpt",
+    "background writer": "bgwriter",
+    "autovacuum worker": "autovac",
+    "autovacuum launcher": "av-launcher",
+    "background worker": "bgworker",
+    "walwriter": "walwriter",
+    "startup": "startup",
+    "standalone backend": "standalone",
+    "walsender": "walsender",
+}
+"""pg_stat_io backend_type → a label short enough for a chart legend."""
+
+
+def _num(value: Any) -> float:
+    """A counter from a loosely typed sample dict; anything odd counts as 0."""
+    return float(value) if isinstance(value, int | float) else 0.0
+
+
+@dataclass
+class PhaseProgress:
+    """How far the running phase has got, from the samples' progress views."""
+
+    fraction: float | None = None
+    """0..1 when a progress view gives a total, else None."""
+    text: str = ""
+    """'6.1M / 10M rows', '120 MB / 300 MB', 'table 34 MB'…"""
+
+
+@dataclass
+class ActivitySeries:
+    """The server-activity time series, x = seconds since the run started."""
+
+    wal: deque[tuple[float, float]] = field(default_factory=lambda: deque(maxlen=SERIES_LEN))
+    """(t, WAL MB/s) from pg_current_wal_insert_lsn() deltas: live even mid-statement."""
+    io: dict[str, deque[tuple[float, float]]] = field(default_factory=dict)
+    """'client extends' → (t, operations/s) from pg_stat_io deltas."""
+    waits: deque[tuple[float, dict[str, float]]] = field(
+        default_factory=lambda: deque(maxlen=SERIES_LEN)
+    )
+    """(t, {'IO:DataFileExtend': average backends in that wait}) of the workload's backends."""
+    last_io: dict[str, float] = field(default_factory=dict)
+    """The latest non-empty pg_stat_io flush: 'client extends' → operations."""
+    relation_bytes: int | None = None
+    """Size of the trial's tables at the latest sample."""
+    samples: int = 0
+    """Samples seen in this run."""
+
+    def add(self, at: float, sample: dict[str, Any]) -> None:
+        """Append one sampler reading (a dict, so that missing keys degrade, not crash)."""
+        self.samples += 1
+        interval = _num(sample.get("interval")) or 1.0
+        self.wal.append((at, _num(sample.get("wal_bytes_per_s")) / 1e6))
+        flushed: dict[str, float] = {}
+        for row in sample.get("io") or []:
+            if not isinstance(row, dict):
+                continue
+            backend = str(row.get("backend_type", "?"))
+            label = SHORT_BACKEND.get(backend, backend)
+            wal = "wal-" if row.get("object") == "wal" else ""
+            for op in IO_OPS:
+                value = _num(row.get(op))
+                if value:
+                    key = f"{label} {wal}{op}"
+                    flushed[key] = flushed.get(key, 0.0) + value
+        for key in sorted(flushed.keys() - self.io.keys()):
+            self.io[key] = deque(maxlen=SERIES_LEN)
+        for key, series in self.io.items():
+            series.append((at, flushed.get(key, 0.0) / interval))
+        if flushed:
+            self.last_io = dict(flushed)
+        polls = _num(sample.get("wait_polls")) or 1.0
+        waits = sample.get("waits") or {}
+        self.waits.append(
+            (at, {str(k): _num(v) / polls for k, v in waits.items() if _num(v)})
+            if isinstance(waits, dict)
+            else (at, {})
+        )
+        sizes = sample.get("relation_bytes")
+        if isinstance(sizes, dict) and sizes:
+            self.relation_bytes = int(sum(_num(v) for v in sizes.values()))
+
+
+@dataclass
+class RunView:
+    """The run on screen: identity, where it is, what it measured, what it said.
+
+    Args:
+        profile: The profile being run, when known (replays of old runs may not know it).
+        scale: The size multiplier of the run.
+    """
+
+    profile: Profile | None = None
+    scale: float = 1.0
+    server: ServerInfo | None = None
+    """From RunStarted: masked DSN and capabilities."""
+    run_id: str | None = None
+    status: str = "idle"
+    """idle, running, finished, failed, cancelled, incomplete."""
+    reason: str | None = None
+    total_trials: int = 0
+    trial_index: int = 0
+    variant: str | None = None
+    """Variant of the trial in flight."""
+    repeat: int = 0
+    phase: str | None = None
+    """Phase in flight, None between phases."""
+    phase_started: float = 0.0
+    trial_started: float = 0.0
+    expected_rows: int | None = None
+    now: float = 0.0
+    """Seconds since the run started, as of the latest event (or the live clock)."""
+    last_phase: tuple[str, float] | None = None
+    """The phase that ended last and its seconds."""
+    progress: PhaseProgress = field(default_factory=PhaseProgress)
+    activity: ActivitySeries = field(default_factory=ActivitySeries)
+    record: RunRecord | None = None
+    """Trials so far, kept as the store keeps them, for `summarize`."""
+    summary: list[SummaryRow] = field(default_factory=list)
+    """`summarize(record)`, recomputed when a trial ends."""
+    accumulate: bool = False
+    """Keep the previous run's trials when the next run has the same workload and size, so
+    that one-variant runs (key r) line up as bars and rows of one table."""
+
+    @property
+    def running(self) -> bool:
+        """A run is in flight."""
+        return self.status == "running"
+
+    @property
+    def caps(self) -> Capabilities | None:
+        """Capabilities of the run's server."""
+        return self.server.capabilities if self.server else None
+
+    def apply(self, event: Event) -> None:
+        """Fold one engine event into the state."""
+        self.now = max(self.now, event.at)
+        if isinstance(event, SampleTaken):
+            self._sample(event)
+        elif isinstance(event, RunStarted):
+            self._started(event)
+        elif isinstance(event, TrialStarted):
+            self.trial_index, self.total_trials = event.index, event.total
+            self.variant, self.repeat = event.variant, event.repeat
+            self.trial_started = event.at
+            self.phase, self.progress = None, PhaseProgress()
+        elif isinstance(event, PhaseStarted):
+            self.variant, self.repeat = event.variant, event.repeat
+            self.phase, self.phase_started = event.phase, event.at
+            self.expected_rows = event.expected_rows
+            self.progress = PhaseProgress()
+        elif isinstance(event, PhaseEnded):
+            self.last_phase = (event.result.name, event.result.seconds)
+            self.phase = None
+        elif isinstance(event, TrialEnded):
+            self._trial_ended(event)
+        elif isinstance(event, RunEnded):
+            self.status, self.reason = event.status, event.reason
+            if self.record is not None:
+                self.record.status, self.record.reason = event.status, event.reason
+            self.phase = None
+            self.variant = None
+        elif isinstance(event, Notice):
+            pass
+
+    def _started(self, event: RunStarted) -> None:
+        self.run_id, self.server = event.run_id, event.server
+        self.status, self.reason = "running", None
+        self.total_trials, self.trial_index = event.total_trials, 0
+        self.variant, self.repeat, self.phase, self.last_phase = None, 0, None, None
+        self.progress = PhaseProgress()
+        self.activity = ActivitySeries()
+        self.now = event.at
+        profile = self.profile or Profile(
+            name=event.profile, title=event.profile, workload="?", variants=[Variant(name="?")]
+        )
+        previous = self.record
+        self.record = RunRecord(
+            id=event.run_id,
+            profile=profile.model_copy(deep=True),
+            scale=self.scale,
+            server=event.server,
+            started_at=dt.datetime(2000, 1, 1, tzinfo=dt.UTC),
+        )
+        self.summary = []
+        if self.accumulate and previous is not None and same_experiment(previous, self.record):
+            known = [v.name for v in previous.profile.variants]
+            extra = [v for v in profile.variants if v.name not in known]
+            self.record.profile = previous.profile.model_copy(
+                update={"variants": [*previous.profile.variants, *extra]}
+            )
+            self.record.trials = list(previous.trials)
+            self.summary = summarize(self.record)
+
+    def _trial_ended(self, event: TrialEnded) -> None:
+        if self.record is None:
+            return
+        result = event.result
+        names = [v.name for v in self.record.profile.variants]
+        if result.variant not in names:
+            # A replay without its profile learns the variants as trials end.
+            if names == ["?"]:
+                self.record.profile.variants = []
+            self.record.profile.variants.append(Variant(name=result.variant))
+        self.record.trials.append(result)
+        self.summary = summarize(self.record)
+        if result.status == "ok":
+            self.variant = None
+
+    def _sample(self, event: SampleTaken) -> None:
+        sample = event.sample
+        self.activity.add(event.at, sample)
+        self.progress = phase_progress(sample, self.expected_rows, self.activity.relation_bytes)
+
+    def elapsed(self) -> tuple[float, float]:
+        """(seconds in the current phase, seconds in the current trial)."""
+        phase = self.now - self.phase_started if self.phase else 0.0
+        trial = self.now - self.trial_started if self.variant else 0.0
+        return max(phase, 0.0), max(trial, 0.0)
+
+
+def same_experiment(a: RunRecord, b: RunRecord) -> bool:
+    """Two runs measure the same thing: same workload, parameters, size and server."""
+    return (
+        a.profile.workload == b.profile.workload
+        and a.profile.params == b.profile.params
+        and a.scale == b.scale
+        and a.server.capabilities.system_identifier == b.server.capabilities.system_identifier
+    )
+
+
+def _count(n: float) -> str:
+    """6.1M, 950k, 12."""
+    for unit, size in (("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if abs(n) >= size:
+            return f"{n / size:.1f}{unit}"
+    return f"{n:.0f}"
+
+
+def _mb(n: float) -> str:
+    return f"{n / 1e6:.1f} MB"
+
+
+def phase_progress(
+    sample: dict[str, Any], expected_rows: int | None, relation_bytes: int | None
+) -> PhaseProgress:
+    """The best progress measure a sample offers: COPY, CREATE INDEX, VACUUM, table size."""
+    progress = sample.get("progress") or {}
+    copies = [c for c in progress.get("copy") or [] if isinstance(c, dict)]
+    if copies:
+        rows = sum(_num(c.get("tuples_processed")) for c in copies)
+        done = sum(_num(c.get("bytes_processed")) for c in copies)
+        total = sum(_num(c.get("bytes_total")) for c in copies)
+        if expected_rows:
+            return PhaseProgress(
+                min(rows / expected_rows, 1.0), f"{_count(rows)} / {_count(expected_rows)} rows"
+            )
+        if total:
+            return PhaseProgress(min(done / total, 1.0), f"{_mb(done)} / {_mb(total)}")
+        return PhaseProgress(None, f"{_count(rows)} rows · {_mb(done)} read")
+    for key, done_key, total_key, unit in (
+        ("create_index", "blocks_done", "blocks_total", "blocks"),
+        ("vacuum", "heap_blks_scanned", "heap_blks_total", "heap blocks"),
+    ):
+        items = [i for i in progress.get(key) or [] if isinstance(i, dict)]
+        if items:
+            done = sum(_num(i.get(done_key)) for i in items)
+            total = sum(_num(i.get(total_key)) for i in items)
+            phase = str(items[0].get("phase", key))
+            if total:
+                return PhaseProgress(
+                    min(done / total, 1.0), f"{phase}: {_count(done)} / {_count(total)} {unit}"
+                )
+            return PhaseProgress(None, phase)
+    if relation_bytes is not None:
+        return PhaseProgress(None, f"table {_mb(relation_bytes)}")
+    return PhaseProgress()

@@ -1,0 +1,94 @@
+"""The help screen: every key, what each pane shows, and why some counters land late."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Footer, Markdown
+
+from explorer.tui.widgets.activity import FLUSH_NOTE
+
+PANES = f"""
+## What the panes show
+
+**Knobs** — the workload (a profile), its size, and the knobs of the variant that
+**r** runs. A choice the server cannot do is struck through, cannot be picked, and
+the line under it says why (lz4 not built in, a restart-only setting on a server pgwx does
+not own, fsync off on someone else's server). `⟳` marks a setting that needs a restart:
+pgwx restarts its bundled server for it.
+
+**Duration** — the trial in flight: variant, repeat, phase, elapsed time, and progress
+(rows from `pg_stat_progress_copy`, blocks from CREATE INDEX / VACUUM progress, else the
+table's size). As trials finish, one bar per variant: the median of the phase, with the
+spread (min–max) as `╌`. **p** shows the next phase.
+
+**Server activity** — one chart, three views:
+- **l** WAL MB/s from `pg_current_wal_insert_lsn()`: moves even during one long statement.
+- **i** `pg_stat_io` operations/s (writes, extends, fsyncs) by backend type.
+  *The mode line says it:* **{FLUSH_NOTE}** — a backend publishes its I/O counters when
+  it goes idle (at most once a second), so one long COPY shows up when it ends.
+  Background processes (checkpointer, bgwriter) report as they go. Not on PG 15.
+- **w** wait events of the workload's own backends, stacked: how many of them sat in
+  each wait, on average, per sample (`CPU` = running, no wait).
+
+**Results** — `min / median / max` seconds per variant and phase, the ratio to the
+baseline (`≈` = within the spread of the repeats: the run cannot tell them apart), WAL,
+relation extensions and the top wait. **e** writes it as markdown under the results
+directory; the log says where.
+
+**Log** — knobs applied and undone, server restarts, failures, in one sentence each.
+
+At 80 columns the panes become tabs: **tab** / **shift+tab** move between widgets,
+**1**–**4** pick a tab. Everything works from the keyboard; the mouse is optional.
+"""
+
+
+def keys_table(bindings: list[Binding]) -> str:
+    """A markdown list of the shown bindings: key, action, what it does."""
+    lines = ["## Keys", ""]
+    for b in bindings:
+        if not b.description:
+            continue
+        key = b.key_display or b.key.replace("question_mark", "?")
+        lines.append(f"- `{key}` **{b.description}** — {b.tooltip}")
+    lines.append("- `ctrl+p` **Command palette** — every action, searchable")
+    return "\n".join(lines)
+
+
+class HelpScreen(ModalScreen[None]):
+    """Keys and panes, over the main screen.
+
+    Args:
+        bindings: The main screen's bindings, so the list cannot drift from the keys.
+    """
+
+    BINDINGS = [
+        Binding(
+            "escape,q,question_mark", "dismiss", "Close", id="help.close", tooltip="Back to the lab"
+        ),
+    ]
+
+    def __init__(self, bindings: list[Binding]) -> None:
+        super().__init__()
+        self._lab_bindings = bindings
+
+    def compose(self) -> ComposeResult:
+        """The help text."""
+        with VerticalScroll(id="help-body"):
+            yield Markdown(
+                "# pgwx — the PostgreSQL write path, live\n\n"
+                + keys_table(self._lab_bindings)
+                + "\n"
+                + PANES
+            )
+        yield Footer()
+
+    def on_mount(self) -> None:
+        """Scroll with the keyboard at once."""
+        self.query_one("#help-body").focus()
+
+    async def action_dismiss(self, result: None = None) -> None:
+        """Close the help."""
+        self.dismiss(result)

@@ -1,0 +1,307 @@
+"""The main screen: knobs, duration, server activity, results and log, and every key.
+
+Layout, keys and repainting live here; the workers (server, run, replay, quit) live in
+`RunControl` (screens/runs.py), which this screen extends. At 110×30 and up the panes sit
+side by side as in the mockup; below that they become tabs, chosen by the breakpoint
+classes Textual sets on the screen.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich.text import Text
+from textual import events, on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Container, Vertical
+from textual.widgets import Footer, RichLog, Tab, Tabs
+
+from explorer.lab.report import to_markdown
+from explorer.models import Notice, RunEnded, RunStarted, TrialEnded, TrialStarted
+from explorer.tui.screens.help import HelpScreen
+from explorer.tui.screens.runs import RunControl
+from explorer.tui.widgets.activity import ActivityPane
+from explorer.tui.widgets.duration import DurationPane
+from explorer.tui.widgets.header import ServerHeader
+from explorer.tui.widgets.knobs import KnobPanel
+from explorer.tui.widgets.results import ResultsTable
+
+CHART = Binding.Group("chart", compact=True)
+PANES = ("knobs", "duration", "activity", "results")
+"""Pane ids, which are also the tab ids on narrow terminals (tab-<id>)."""
+
+
+class LabScreen(RunControl):
+    """Knobs, live duration and server activity, results, log."""
+
+    BINDINGS = [
+        Binding("r", "run", "Run", id="lab.run", tooltip="Run the variant the knobs describe"),
+        Binding(
+            "m",
+            "matrix",
+            "Matrix",
+            id="lab.matrix",
+            tooltip="Run every variant of the chosen profile",
+        ),
+        Binding(
+            "c",
+            "cancel",
+            "Cancel",
+            id="lab.cancel",
+            tooltip="Stop the run; the server's settings are put back",
+        ),
+        Binding(
+            "i",
+            "chart('io')",
+            "io",
+            id="lab.chart-io",
+            group=CHART,
+            tooltip="pg_stat_io writes/extends/fsyncs by backend type",
+        ),
+        Binding(
+            "w",
+            "chart('waits')",
+            "waits",
+            id="lab.chart-waits",
+            group=CHART,
+            tooltip="Wait events of the workload's backends, stacked",
+        ),
+        Binding(
+            "l",
+            "chart('wal')",
+            "wal",
+            id="lab.chart-wal",
+            group=CHART,
+            tooltip="WAL MB/s from the insert position",
+        ),
+        Binding(
+            "p",
+            "next_phase",
+            "Phase",
+            id="lab.phase",
+            tooltip="Compare the next phase in the duration bars",
+        ),
+        Binding(
+            "e",
+            "export",
+            "Export",
+            id="lab.export",
+            tooltip="Write the results table as markdown under the results directory",
+        ),
+        Binding(
+            "s",
+            "screenshot",
+            "Shot",
+            id="lab.screenshot",
+            tooltip="Save an SVG screenshot under the results directory",
+        ),
+        Binding(
+            "question_mark",
+            "help",
+            "Help",
+            key_display="?",
+            id="lab.help",
+            tooltip="Keys, panes, and why some counters land late",
+        ),
+        Binding(
+            "q",
+            "quit",
+            "Quit",
+            id="lab.quit",
+            tooltip="Quit; a run is cancelled and the server put back first",
+        ),
+        *(
+            Binding(
+                str(n),
+                f"pane('{pane}')",
+                f"{pane.title()} pane",
+                show=False,
+                id=f"lab.pane-{pane}",
+                tooltip=f"Go to the {pane} pane",
+            )
+            for n, pane in enumerate(PANES, start=1)
+        ),
+    ]
+
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-wide")]
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (30, "-tall")]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._screenshots = 0
+        self._footer_busy: bool | None = None
+
+    @property
+    def knob_panel(self) -> KnobPanel:
+        """The knob panel (the command palette chooses profiles through it)."""
+        return self.query_one(KnobPanel)
+
+    # ------------------------------------------------------------------ layout
+    def compose(self) -> ComposeResult:
+        """Header, tabs (narrow terminals), the four panes, log, footer."""
+        yield ServerHeader(id="header")
+        yield Tabs(*(Tab(p.title(), id=f"tab-{p}") for p in PANES), id="tabs")
+        with Container(id="panes"):
+            yield KnobPanel(self.pgwx.profiles, id="knobs")
+            yield DurationPane(self.view, id="duration")
+            yield ActivityPane(self.view, id="activity")
+            with Vertical(id="results", classes="pane"):
+                yield ResultsTable(id="results-table")
+        yield RichLog(id="log", wrap=True, markup=False, max_lines=1000)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        """Start: replay, an injected target, or find/start the server."""
+        self.query_one("#knobs").add_class("-current")
+        self.query_one("#results").border_title = "Results"
+        self.set_interval(0.5, self._tick)
+        for problem in self.pgwx.profile_problems:
+            self.note(problem, "warning")
+        app = self.pgwx
+        header = self.query_one(ServerHeader)
+        if app.replay is not None:
+            header.label = "replay"
+            self.replay_run()
+        elif app.target is not None:
+            self.target_ready(app.target)
+        else:
+            header.label = "connecting…" if app.dsn_or_env else "starting bundled PostgreSQL…"
+            self.start_server()
+
+    def on_resize(self, event: events.Resize) -> None:
+        """A compact footer below 110 columns, so every lab key still fits in 80 (the
+        palette's ctrl+p is then in the help instead)."""
+        footer = self.query_one(Footer)
+        wide = event.size.width >= 110
+        if footer.show_command_palette != wide:
+            footer.compact, footer.show_command_palette = not wide, wide
+            self.refresh_bindings()
+
+    @on(Tabs.TabActivated)
+    def _tab_activated(self, event: Tabs.TabActivated) -> None:
+        pane = (event.tab.id or "tab-knobs").removeprefix("tab-")
+        for name in PANES:
+            self.query_one(f"#{name}").set_class(name == pane, "-current")
+
+    # ------------------------------------------------------------------ repaint
+    @on(RunControl.SampleArrived)
+    def _sample_arrived(self, _message: RunControl.SampleArrived) -> None:
+        self.query_one(DurationPane).update_now()
+        self.query_one(ActivityPane).data_changed()
+
+    @on(RunControl.EventArrived)
+    def _event_arrived(self, message: RunControl.EventArrived) -> None:
+        event = message.event
+        duration = self.query_one(DurationPane)
+        if isinstance(event, RunStarted):
+            header = self.query_one(ServerHeader)
+            header.label = event.server.dsn_masked
+            header.caps, header.bundled = event.server.capabilities, event.server.bundled
+            self.knob_panel.set_caps(event.server.capabilities, allow_risky=self.pgwx.allow_risky)
+            self.query_one(ActivityPane).reset(self.view)
+            self.query_one(ResultsTable).show(self.view.summary)
+            what = f"run {event.run_id}: {event.profile}, {event.total_trials} trials"
+            self.note(what, at=event.at)
+        elif isinstance(event, Notice):
+            self.note(event.message, event.level, at=event.at)
+        elif isinstance(event, TrialStarted):
+            what = f"[{event.index}/{event.total}] {event.variant} · rep {event.repeat}"
+            self.note(what, at=event.at)
+        elif isinstance(event, TrialEnded):
+            r = event.result
+            if r.status != "ok":
+                self.note(f"{r.variant} rep {r.repeat} {r.status}: {r.reason}", "warning", event.at)
+            else:
+                total = sum(p.seconds for p in r.phases)
+                self.note(f"{r.variant} rep {r.repeat} done in {total:.2f} s", at=event.at)
+            self.query_one(ResultsTable).show(self.view.summary)
+        elif isinstance(event, RunEnded):
+            why = f": {event.reason}" if event.reason else ""
+            level = "info" if event.status == "finished" else "warning"
+            self.note(f"run {event.status}{why}", level, at=event.at)
+            self.query_one(ActivityPane).chart.redraw_now()
+        duration.update_bars()
+        duration.update_now()
+        self.run_state_changed()
+
+    def run_state_changed(self) -> None:
+        """Header, knob panel lock and the footer's Cancel follow the run."""
+        view, panel = self.view, self.knob_panel
+        if view.record is not None:
+            name = view.record.profile.name
+            self.query_one(
+                ServerHeader
+            ).run = f"{name} {view.trial_index}/{view.total_trials} {view.status}"
+            if view.running or self.pgwx.replay is not None:
+                now = Text("now: ", style="dim")
+                label = view.variant or ("replay" if self.pgwx.replay else "preparing")
+                now.append(label, style="bold reverse")
+                panel.set_running(now)
+                variants = view.record.profile.variants
+                variant = next((v for v in variants if v.name == view.variant), None)
+                if variant is not None:
+                    panel.show_knobs(variant.knobs)
+            else:
+                panel.set_running(None)
+                panel.show_knobs(None)
+        busy = self.busy()
+        if busy != self._footer_busy:
+            # Each refresh recomposes the footer: only when Cancel's state changes.
+            self._footer_busy = busy
+            self.refresh_bindings()
+
+    def _tick(self) -> None:
+        """The live clock between samples (replays keep the recorded clock)."""
+        if self._runner is not None and self.view.running:
+            self.view.now = max(self.view.now, self._runner.clock())
+            self.query_one(DurationPane).update_now()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Cancel is dimmed when there is nothing to cancel."""
+        if action == "cancel":
+            return True if self.busy() and self.pgwx.replay is None else None
+        return True
+
+    # ------------------------------------------------------------------ small actions
+    def action_chart(self, mode: str) -> None:
+        """Show WAL, pg_stat_io or wait events in the activity chart."""
+        self.query_one(ActivityPane).mode = mode  # type: ignore[assignment]
+        self.set_tab("activity")
+
+    def action_next_phase(self) -> None:
+        """Compare another phase in the duration bars."""
+        if self.query_one(DurationPane).cycle_phase() is None:
+            self.note("no finished trial yet to compare")
+
+    def action_pane(self, pane: str) -> None:
+        """Go to a pane (a tab on narrow terminals) and focus it."""
+        self.set_tab(pane)
+        target = self.query_one(f"#{pane}")
+        focusable = [w for w in target.query("*") if w.focusable]
+        (focusable[0] if focusable else target).focus()
+
+    def action_help(self) -> None:
+        """Keys and panes."""
+        self.app.push_screen(HelpScreen([b for b in self.BINDINGS if isinstance(b, Binding)]))
+
+    def action_export(self) -> None:
+        """Write the table as markdown next to the results store, and say where."""
+        record = self.view.record
+        if record is None or not record.trials:
+            self.note("nothing to export yet: no trial has finished")
+            return
+        folder = Path(self.pgwx.store.path).parent / "exports"
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / f"{record.id}.md"
+        path.write_text(to_markdown(record))
+        self.note(f"table written to {path}")
+
+    def action_screenshot(self) -> None:
+        """Save an SVG of the screen next to the results store, and say where."""
+        folder = Path(self.pgwx.store.path).parent / "screenshots"
+        folder.mkdir(parents=True, exist_ok=True)
+        self._screenshots += 1
+        name = f"pgwx-{self.view.run_id or 'idle'}-{self._screenshots}.svg"
+        path = self.app.save_screenshot(name, str(folder))
+        self.note(f"screenshot saved to {path}")

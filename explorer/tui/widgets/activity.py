@@ -1,0 +1,183 @@
+"""The "Server activity" pane: WAL rate, pg_stat_io rates or wait events, switchable by key."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.reactive import reactive
+from textual.widgets import Static
+
+from explorer.lab.report import human_bytes
+from explorer.models import Capabilities
+from explorer.tui.runview import RunView
+from explorer.tui.widgets.chart import ChartSpec, LineSpec, StackSpec, TimeChart, legend
+from explorer.tui.widgets.fit import FitWidth, flow
+
+Mode = Literal["wal", "io", "waits"]
+
+MODES: dict[Mode, tuple[str, str]] = {
+    "io": ("i", "io"),
+    "waits": ("w", "waits"),
+    "wal": ("l", "wal"),
+}
+"""Mode → (key, label) in the order the mode line shows them."""
+
+IO_SERIES = 6
+"""pg_stat_io lines drawn at most (the busiest in the window)."""
+WAIT_PARTS = 5
+"""Wait events stacked at most; the rest are summed as 'other'."""
+FLUSH_NOTE = "client backend counters arrive when it idles"
+"""Why the client backend's pg_stat_io rows jump: they are published when it goes idle."""
+
+
+def _count(n: float) -> str:
+    for unit, size in (("M", 1e6), ("k", 1e3)):
+        if abs(n) >= size:
+            return f"{n / size:.1f}{unit}"
+    return f"{n:.0f}"
+
+
+class ActivityPane(Vertical):
+    """Chart of what the server is doing, with a one-line reading under it.
+
+    Args:
+        view: The run state it draws from.
+        id: Widget id.
+    """
+
+    mode: reactive[Mode] = reactive("wal")
+    """What the chart shows: WAL MB/s, pg_stat_io rates, or wait events."""
+
+    def __init__(self, view: RunView, *, id: str | None = None) -> None:
+        super().__init__(id=id, classes="pane")
+        self.view = view
+        self.server_caps: Capabilities | None = None
+        """The connected server's capabilities, known before any run."""
+
+    def compose(self) -> ComposeResult:
+        """Chart and caption."""
+        yield TimeChart(self._spec, id="activity-chart")
+        yield Static(id="activity-caption")
+
+    def on_mount(self) -> None:
+        """Title and first caption."""
+        self.border_title = "Server activity"
+        self._mode_line()
+        self.update_caption()
+
+    @property
+    def chart(self) -> TimeChart:
+        """The chart widget."""
+        return self.query_one(TimeChart)
+
+    def watch_mode(self, _old: Mode, _new: Mode) -> None:
+        """Switch at once: a key press must show within a frame."""
+        if not self.is_mounted:
+            return
+        self._mode_line()
+        self.update_caption()
+        self.chart.redraw_now()
+
+    def _mode_line(self) -> None:
+        parts = Text()
+        for n, (mode, (key, label)) in enumerate(MODES.items()):
+            if n:
+                parts.append(" · ")
+            if mode == self.mode:
+                parts.append(f"▸[{key}] {label}", style="bold reverse")
+            else:
+                parts.append(f"[{key}] {label}")
+        self.border_subtitle = parts
+
+    def data_changed(self) -> None:
+        """New sample: caption now, chart at its next tick."""
+        self.chart.mark_dirty()
+        self.update_caption()
+
+    def reset(self, view: RunView) -> None:
+        """Follow another run's state."""
+        self.view = view
+        self.chart.redraw_now()
+        self.update_caption()
+
+    # ------------------------------------------------------------------ what to draw
+    def set_caps(self, caps: Capabilities) -> None:
+        """The server is known: say now what it lacks."""
+        self.server_caps = caps
+        self.update_caption()
+        self.chart.redraw_now()
+
+    def _no_io(self) -> str | None:
+        caps = self.view.caps or self.server_caps
+        if caps is not None and caps.pg_stat_io == "none":
+            return f"pg_stat_io: not on PG {caps.major}"
+        return None
+
+    def _spec(self) -> ChartSpec:
+        act = self.view.activity
+        if self.mode == "wal":
+            return LineSpec({"WAL": list(act.wal)}, "WAL MB/s (insert position)")
+        if self.mode == "io":
+            ranked = sorted(act.io.items(), key=lambda kv: -sum(v for _, v in kv[1]))
+            series = {k: list(v) for k, v in ranked[:IO_SERIES] if any(y for _, y in v)}
+            empty = self._no_io() or "no pg_stat_io activity yet"
+            return LineSpec(series, "pg_stat_io operations/s", empty=empty)
+        totals: dict[str, float] = {}
+        for _, waits in act.waits:
+            for name, value in waits.items():
+                totals[name] = totals.get(name, 0.0) + value
+        top = sorted(totals, key=lambda k: -totals[k])[:WAIT_PARTS]
+        points = []
+        for at, waits in act.waits:
+            row = {k: waits.get(k, 0.0) for k in top}
+            other = sum(v for k, v in waits.items() if k not in top)
+            if other:
+                row["other"] = other
+            points.append((at, row))
+        parts = [*top, *(["other"] if len(totals) > len(top) else [])]
+        return StackSpec(points if parts else [], parts, "workload backends by wait event")
+
+    def update_caption(self) -> None:
+        """The legend and the numbers behind the chart, as text (readable without colour)."""
+        self.query_one("#activity-caption", Static).update(FitWidth(self._caption))
+
+    def _caption(self, width: int) -> Text:
+        act = self.view.activity
+        text = Text()
+        spec = self._spec()
+        no_color = self.app.no_color
+        if isinstance(spec, LineSpec) and len(spec.series) > 1:
+            text.append_text(flow(legend(list(spec.series), no_color=no_color), width))
+            text.append("\n")
+        elif isinstance(spec, StackSpec) and spec.parts:
+            entries = legend(spec.parts, no_color=no_color, stacked=True)
+            text.append_text(flow(entries, width, gap=" · " if no_color else "  "))
+            text.append("\n")
+        if self.mode == "wal":
+            now = act.wal[-1][1] if act.wal else 0.0
+            peak = max((v for _, v in act.wal), default=0.0)
+            text.append(f"now {now:.1f} MB/s · peak {peak:.1f} MB/s")
+            if act.relation_bytes is not None:
+                text.append(f" · table {human_bytes(act.relation_bytes)}")
+        elif self.mode == "io":
+            missing = self._no_io()
+            if missing:
+                text.append(missing)
+            elif act.last_io:
+                top = sorted(act.last_io.items(), key=lambda kv: -kv[1])[:2]
+                text.append("last flush Δ: " + " · ".join(f"{k} {_count(v)}" for k, v in top))
+            else:
+                text.append("no pg_stat_io flush yet")
+            text.append(f"\n({FLUSH_NOTE})", style="dim")
+        else:
+            latest = act.waits[-1][1] if act.waits else {}
+            if latest:
+                top = sorted(latest.items(), key=lambda kv: -kv[1])[:3]
+                text.append("now: " + " · ".join(f"{k} {v:.1f}" for k, v in top))
+            else:
+                text.append("now: no workload backend active")
+            text.append("\n(avg. workload backends per wait)", style="dim")
+        return text

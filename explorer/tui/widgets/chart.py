@@ -1,0 +1,251 @@
+"""Time-series charts drawn with plotext. The only module that imports textual_plotext.
+
+A chart does not redraw when data arrives. Its owner calls `mark_dirty()`; a timer redraws
+at most `REDRAW_HZ` times a second, and only while the chart is on screen, so a hidden tab
+or a fast replay costs nothing, and a slow SSH link never sees a storm of repaints.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual.app import RenderResult
+from textual_plotext import PlotextPlot
+
+REDRAW_HZ = 4.0
+"""Upper bound on redraws per second of one chart."""
+
+MAX_BARS = 40
+"""Stacked bars drawn at most: plotext's stacked bars cost ~0.6 ms each to build, so longer
+series are averaged into this many buckets (a 480-sample window would take 300 ms)."""
+
+
+def buckets(
+    points: Sequence[tuple[float, dict[str, float]]], limit: int = MAX_BARS
+) -> list[tuple[float, dict[str, float]]]:
+    """At most `limit` points: consecutive ones averaged, x = the bucket's first x."""
+    if len(points) <= limit:
+        return list(points)
+    out = []
+    size = len(points) / limit
+    for n in range(limit):
+        group = points[round(n * size) : round((n + 1) * size)]
+        total: dict[str, float] = {}
+        for _, values in group:
+            for key, value in values.items():
+                total[key] = total.get(key, 0.0) + value
+        out.append((group[0][0], {k: v / len(group) for k, v in total.items()}))
+    return out
+
+
+MARKERS_NO_COLOR = ("•", "x", "+", "o", "*", "#")
+"""Series markers when colour is off, so lines stay apart by shape."""
+
+COLORS = ("blue+", "red+", "green+", "cyan+", "yellow", "magenta+")
+"""Series colours; readable on both the light and the dark background."""
+
+RICH_COLORS = (
+    "bright_blue",
+    "bright_red",
+    "bright_green",
+    "bright_cyan",
+    "yellow",
+    "bright_magenta",
+)
+"""The same colours as Rich styles, for the legend under the chart."""
+
+
+def _short(n: float, top: float) -> str:
+    """A tick label with as many decimals as the axis' range needs (0.05, 2.5, 120, 12.4k)."""
+    if n == 0:
+        return "0"
+    for unit, size in (("M", 1e6), ("k", 1e3)):
+        if abs(top) >= size:
+            return f"{n / size:.1f}{unit}"
+    digits = 2 if top < 1 else 1 if top < 10 else 0
+    return f"{n:.{digits}f}"
+
+
+def legend(labels: Sequence[str], *, no_color: bool, stacked: bool = False) -> list[Text]:
+    """One entry per series, marked as the chart marks it (colour, or a shape in NO_COLOR)."""
+    if stacked and no_color:
+        # Without colour the stacked parts look alike: name them in stacking order.
+        return [Text("bottom to top:"), *(Text(label) for label in labels)]
+    entries = []
+    for n, label in enumerate(labels):
+        entry = Text()
+        if no_color:
+            entry.append(MARKERS_NO_COLOR[n % len(MARKERS_NO_COLOR)])
+        else:
+            entry.append("■" if stacked else "━", style=RICH_COLORS[n % len(RICH_COLORS)])
+        entry.append(f" {label}")
+        entries.append(entry)
+    return entries
+
+
+@dataclass
+class LineSpec:
+    """Lines over time.
+
+    Args:
+        series: Label → (x, y) points, x in seconds.
+        ylabel: Unit of y, shown as the chart title.
+        empty: Text shown when there is nothing to draw.
+    """
+
+    series: Mapping[str, Sequence[tuple[float, float]]]
+    ylabel: str
+    empty: str = "waiting for samples"
+
+
+@dataclass
+class StackSpec:
+    """Stacked bars over time: per x, values of several parts.
+
+    Args:
+        points: (x, {part: value}) per sample.
+        parts: Parts in stacking order (others are dropped by the caller).
+        ylabel: Unit of y, shown as the chart title.
+        empty: Text shown when there is nothing to draw.
+    """
+
+    points: Sequence[tuple[float, dict[str, float]]]
+    parts: list[str]
+    ylabel: str
+    empty: str = "waiting for samples"
+
+
+ChartSpec = LineSpec | StackSpec
+
+
+class TimeChart(PlotextPlot):
+    """A plotext chart fed by a callable that returns what to draw.
+
+    Args:
+        source: Returns the chart's current `LineSpec` or `StackSpec`; called only when
+            the chart redraws.
+        id: Widget id.
+        classes: CSS classes.
+    """
+
+    DEFAULT_CSS = """
+    TimeChart {
+        height: 1fr;
+        min-height: 6;
+    }
+    """
+
+    def __init__(
+        self,
+        source: Callable[[], ChartSpec],
+        *,
+        id: str | None = None,
+        classes: str | None = None,
+    ) -> None:
+        super().__init__(id=id, classes=classes)
+        self._source = source
+        self._dirty = True
+        self.draws = 0
+        """How many times the chart was rebuilt (benchmarks and tests read it)."""
+        self.drawn_spec: ChartSpec | None = None
+        """What the last rebuild drew."""
+
+    def on_mount(self) -> None:
+        """Start the redraw timer (PlotextPlot's own on_mount runs too: Textual calls each
+        class's handler)."""
+        self.set_interval(1 / REDRAW_HZ, self._tick)
+
+    def mark_dirty(self) -> None:
+        """New data: redraw at the next tick if on screen."""
+        self._dirty = True
+
+    def redraw_now(self) -> None:
+        """Rebuild immediately, when visible; otherwise when it next shows."""
+        self._dirty = True
+        if self.is_mounted and self.display:
+            self._draw()
+
+    def _tick(self) -> None:
+        if self._dirty and self.is_on_screen:
+            self._draw()
+
+    def on_show(self) -> None:
+        """A hidden chart that missed data catches up when it shows."""
+        if self._dirty:
+            self._draw()
+
+    def _draw(self) -> None:
+        self._dirty = False
+        self.drawn_spec = self._source()
+        self.draws += 1
+        self.refresh()
+
+    def render(self) -> RenderResult:
+        """Plot the last fetched spec from a clean figure, at the size we have now.
+
+        Plotext keeps computed ticks in the figure between builds, so the plotting calls
+        are replayed on every render rather than once per data change: a render after a
+        resize then never reuses the ticks of the old size.
+        """
+        spec = self.drawn_spec
+        plt = self.plt
+        plt.clear_data()
+        plt.clear_figure()
+        if spec is None:
+            return super().render()
+        markers = MARKERS_NO_COLOR if self.app.no_color else ("braille",) * len(COLORS)
+        drawn = self._lines(spec, markers) if isinstance(spec, LineSpec) else self._stack(spec)
+        if not drawn:
+            plt.title(spec.empty)
+            plt.xticks([])
+            plt.yticks([])
+        else:
+            plt.title(spec.ylabel)
+            plt.xlabel("s")
+        return super().render()
+
+    def _lines(self, spec: LineSpec, markers: Sequence[str]) -> bool:
+        plt = self.plt
+        drawn = False
+        for n, points in enumerate(spec.series.values()):
+            if not points:
+                continue
+            xs = [p[0] for p in points]
+            ys = [p[1] for p in points]
+            plt.plot(
+                xs,
+                ys,
+                marker=markers[n % len(markers)],
+                color=COLORS[n % len(COLORS)],
+            )
+            drawn = True
+        if drawn:
+            top = max((p[1] for s in spec.series.values() for p in s), default=0.0)
+            self._yaxis(top)
+        return drawn
+
+    def _yaxis(self, top: float) -> None:
+        """0 to a bit above the top, four ticks labelled short (12k, 1.5M)."""
+        top = top * 1.1 if top > 0 else 1.0
+        ticks = [top * n / 4 for n in range(5)]
+        self.plt.ylim(0, top)
+        self.plt.yticks(ticks, [_short(t, top) for t in ticks])
+
+    def _stack(self, spec: StackSpec) -> bool:
+        plt = self.plt
+        if not spec.points or not spec.parts:
+            return False
+        # Bars at integer positions, labelled with seconds: plotext turns other x values
+        # into strings and orders them through a set, which differs from run to run.
+        points = buckets(spec.points)
+        xs = list(range(len(points)))
+        ys = [[p[1].get(part, 0.0) for p in points] for part in spec.parts]
+        colors = [COLORS[n % len(COLORS)] for n in range(len(spec.parts))]
+        plt.stacked_bar(xs, ys, color=colors, width=1.0)  # type: ignore[arg-type]
+        step = max(1, len(xs) // 5)
+        plt.xticks([float(x) for x in xs[::step]], [f"{points[i][0]:.0f}" for i in xs[::step]])
+        top = max((sum(col) for col in zip(*ys, strict=True)), default=0.0)
+        self._yaxis(top)
+        return True

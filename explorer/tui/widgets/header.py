@@ -1,0 +1,93 @@
+"""The top line: which server (password masked), its version, what it can do, the run."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.reactive import reactive
+from textual.widget import Widget
+
+from explorer.models import Capabilities
+
+
+def badges(caps: Capabilities | None, bundled: bool, *, short: bool = False) -> Text:
+    """lz4 ✓ · pg_stat_io ✓ · superuser ✓ · bundled — ✓/✗ read without colour too."""
+    text = Text()
+    if caps is None:
+        return text
+
+    def badge(name: str, ok: bool, why: str = "") -> None:
+        if text:
+            text.append(" · ", style="dim")
+        text.append(f"{name} ")
+        text.append("✓" if ok else "✗", style="bold green" if ok else "bold red")
+        if why and not ok:
+            text.append(f" {why}", style="dim")
+
+    badge("lz4", caps.lz4, "not built" if caps.major >= 14 and not short else "")
+    badge("pg_stat_io", caps.pg_stat_io != "none")
+    badge("superuser", caps.superuser)
+    text.append(" · ", style="dim")
+    text.append("bundled" if bundled else "external", style="bold")
+    return text
+
+
+class ServerHeader(Widget):
+    """Server label, version and capability badges on the left; the run on the right.
+
+    Uses two lines when the stylesheet gives it two rows and one is too narrow.
+    """
+
+    DEFAULT_CSS = """
+    ServerHeader {
+        height: 1;
+        background: $panel;
+        color: $foreground;
+        padding: 0 1;
+    }
+    """
+
+    label: reactive[str] = reactive("connecting…")
+    """The server as Target.label() shows it (never with a password)."""
+    caps: reactive[Capabilities | None] = reactive(None)
+    """What the server can do, once probed."""
+    bundled: reactive[bool] = reactive(False)
+    """pgwx started this server."""
+    run: reactive[str] = reactive("")
+    """'quick-demo 2/6 · running', or empty."""
+
+    def _left(self) -> Text:
+        text = Text()
+        text.append("pgwx", style="bold")
+        text.append(" ─ ", style="dim")
+        text.append(self.label)
+        if self.caps is not None and "PostgreSQL" not in self.label:
+            text.append(f" ─ PostgreSQL {self.caps.version}")
+        return text
+
+    def _right(self, short: bool = False) -> Text:
+        text = badges(self.caps, self.bundled, short=short)
+        if self.run:
+            if text:
+                text.append("  ")
+            text.append(self.run, style="bold")
+        return text
+
+    def _lines(self, width: int, height: int) -> list[Text]:
+        left, right = self._left(), self._right()
+        if height >= 2 and left.cell_len + right.cell_len + 2 > width:
+            if right.cell_len > width:
+                right = self._right(short=True)
+            left.truncate(width, overflow="ellipsis")
+            right.truncate(width, overflow="ellipsis")
+            return [left, right]
+        room = max(width - right.cell_len - 2, 12)
+        left.truncate(room, overflow="ellipsis")
+        gap = max(width - left.cell_len - right.cell_len, 1)
+        line = Text.assemble(left, " " * gap, right)
+        line.truncate(width, overflow="ellipsis")
+        return [line]
+
+    def render(self) -> Text:
+        """The header: one line when it fits (or when given one row), else two."""
+        region = self.content_region
+        return Text("\n").join(self._lines(region.width, region.height))

@@ -1,0 +1,327 @@
+"""The knob panel: the profile, its size, and the knobs of the variant that `r` runs.
+
+A choice the server cannot do stays in the list, struck through and disabled, and the row
+says why under it (and in its tooltip), so the user learns what their server lacks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Horizontal, VerticalScroll
+from textual.widgets import Label, OptionList, Select, Static
+
+from explorer.lab import knobs as knoblib
+from explorer.lab.workloads import workload_class
+from explorer.models import Capabilities, FkTiming, Knobs, Profile, TableKind, Toast
+
+
+@dataclass(frozen=True)
+class KnobDef:
+    """One row of the panel.
+
+    Args:
+        field: The `Knobs` field it sets.
+        label: Row label.
+        choices: (label, value); value None means "leave the server's setting".
+        guc: The setting whose current value the "server" choice shows.
+    """
+
+    field: str
+    label: str
+    choices: tuple[tuple[str, Any], ...]
+    guc: str | None = None
+
+
+def _server(*values: tuple[str, Any]) -> tuple[tuple[str, Any], ...]:
+    return (("server", None), *values)
+
+
+KNOB_DEFS = (
+    KnobDef("table_kind", "Table kind", tuple((k.value, k) for k in TableKind)),
+    KnobDef("fk", "Foreign key", tuple((k.value, k) for k in FkTiming)),
+    KnobDef("toast", "TOAST", tuple((k.value, k) for k in Toast)),
+    KnobDef(
+        "synchronous_commit",
+        "synchronous_commit",
+        _server(("on", "on"), ("off", "off"), ("local", "local")),
+        "synchronous_commit",
+    ),
+    KnobDef("fsync", "fsync", _server(("on", True), ("off", False)), "fsync"),
+    KnobDef(
+        "full_page_writes",
+        "full_page_writes",
+        _server(("on", True), ("off", False)),
+        "full_page_writes",
+    ),
+    KnobDef(
+        "wal_level",
+        "wal_level ⟳",
+        _server(("minimal", "minimal"), ("replica", "replica"), ("logical", "logical")),
+        "wal_level",
+    ),
+)
+"""The knobs the panel offers, in the order shown."""
+
+DEFAULT_PROFILE = "quick-demo"
+"""Selected at start when it is shipped: the profile that shows pgwx end to end."""
+
+SCALES = (0.001, 0.01, 0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0)
+"""Size multipliers offered."""
+
+
+def _plain(n: int) -> str:
+    for unit, size in (("M", 1_000_000), ("k", 1_000)):
+        if n >= size and n % (size // 10) == 0:
+            return f"{n / size:g}{unit}"
+    return f"{n:,}"
+
+
+def scale_label(profile: Profile | None, scale: float) -> str:
+    """'×0.01 · rows 10k': the multiplier and what it makes of the profile's sizes."""
+    text = f"×{scale:g}"
+    if profile is None:
+        return text
+    try:
+        cls = workload_class(profile.workload)
+        params = cls.params_model.model_validate(profile.params).scaled(scale)
+    except (KeyError, ValueError):
+        return text
+    sizes = [f"{name} {_plain(int(getattr(params, name)))}" for name in params.SCALED]
+    return " · ".join([text, *sizes[:2]])
+
+
+def short_reason(why: str) -> str:
+    """The reason without its parenthesised detail (the tooltip has the whole sentence)."""
+    head = why.split(" (", 1)[0].split("; ", 1)[0]
+    return head if len(head) >= 12 else why
+
+
+class KnobSelect(Select[Any]):
+    """A compact Select whose unavailable choices are shown but cannot be picked."""
+
+    def __init__(self, choices: list[tuple[str, Any]], *, id: str | None = None) -> None:
+        super().__init__(choices, allow_blank=False, compact=True, id=id)
+        self.unavailable: dict[Any, str] = {}
+        """Value → why the server cannot do it."""
+
+    def on_mount(self) -> None:
+        """Apply the disabled choices once the option list exists."""
+        self.call_after_refresh(self._disable_unavailable)
+
+    def set_choices(
+        self, choices: list[tuple[str, Any]], unavailable: dict[Any, str], keep: Any
+    ) -> None:
+        """New choices; keep `keep` selected when it is still possible."""
+        self.unavailable = unavailable
+        shown = [
+            (Text(f"{label} ✗", style="dim strike") if value in unavailable else label, value)
+            for label, value in choices
+        ]
+        with self.prevent(Select.Changed):
+            self.set_options(shown)
+        usable = [v for _, v in choices if v not in unavailable]
+        self.value = keep if keep in usable else (usable[0] if usable else choices[0][1])
+        with self.prevent(Select.Changed):
+            # The value may be unchanged while its label changed ("server" → "server (on)").
+            self.mutate_reactive(Select.value)  # type: ignore[misc]
+        self._disable_unavailable()
+
+    def _disable_unavailable(self) -> None:
+        overlay = self.query_one("SelectOverlay", OptionList)
+        for index, (_, value) in enumerate(self._options):
+            if value in self.unavailable:
+                overlay.disable_option_at_index(index)
+
+
+class KnobPanel(VerticalScroll):
+    """Profile picker, size and the variant's knobs.
+
+    Args:
+        profiles: The profiles offered (quick-demo is selected when there, else the first).
+        id: Widget id.
+    """
+
+    def __init__(self, profiles: list[Profile], *, id: str | None = None) -> None:
+        super().__init__(id=id, classes="pane")
+        self.profiles = {p.name: p for p in profiles}
+        self.caps: Capabilities | None = None
+        self.allow_risky = False
+        """Allow fsync/full_page_writes off on a server pgwx does not own."""
+        self.locked = False
+        """A run or replay owns the server: the knobs cannot change."""
+        self.scales: tuple[float, ...] = SCALES
+        """Size multipliers offered."""
+        self._chosen: dict[str, Any] | None = None
+        """The user's knob values while a run's variant is shown instead."""
+
+    def compose(self) -> ComposeResult:
+        """One row per knob, each with a (hidden) reason line."""
+        yield Static(id="knobs-now", classes="reason")
+        names = [(name, name) for name in self.profiles]
+        with Horizontal(classes="knob-row"):
+            yield Label("Workload", classes="knob-label")
+            yield KnobSelect(names or [("(no profiles)", "")], id="knob-profile")
+        yield Static(id="profile-title", classes="reason")
+        with Horizontal(classes="knob-row"):
+            yield Label("Size", classes="knob-label")
+            yield KnobSelect([(f"×{s:g}", s) for s in self.scales], id="knob-scale")
+        for knob in KNOB_DEFS:
+            with Horizontal(classes="knob-row"):
+                yield Label(knob.label, classes="knob-label")
+                yield KnobSelect(list(knob.choices), id=f"knob-{knob.field}")
+            yield Static(id=f"why-{knob.field}", classes="reason")
+
+    def on_mount(self) -> None:
+        """Title, default size, the first profile's knobs."""
+        self.border_title = "Knobs"
+        self.query_one("#knob-scale", KnobSelect).value = 1.0
+        if DEFAULT_PROFILE in self.profiles:
+            with self.prevent(Select.Changed):
+                self.select("profile").value = DEFAULT_PROFILE
+        self._profile_chosen()
+
+    # ------------------------------------------------------------------ reading
+    def select(self, field: str) -> KnobSelect:
+        """The Select of one knob (or 'profile', 'scale')."""
+        return self.query_one(f"#knob-{field}", KnobSelect)
+
+    @property
+    def profile(self) -> Profile | None:
+        """The chosen profile."""
+        return self.profiles.get(str(self.select("profile").value))
+
+    @property
+    def scale(self) -> float:
+        """The chosen size multiplier."""
+        value: Any = self.select("scale").value
+        return float(value)
+
+    def knobs(self) -> Knobs:
+        """The variant the panel describes: the profile's baseline knobs, overridden."""
+        profile = self.profile
+        base = Knobs()
+        if profile is not None:
+            wanted = profile.baseline_name()
+            base = next((v.knobs for v in profile.variants if v.name == wanted), base)
+        values = {k.field: self.select(k.field).value for k in KNOB_DEFS}
+        return base.model_copy(update=values)
+
+    # ------------------------------------------------------------------ changes
+    def on_select_changed(self, event: Select.Changed) -> None:
+        """A new profile resets the knobs to its baseline; a new size relabels."""
+        if event.select.id == "knob-profile":
+            self._profile_chosen()
+
+    def set_caps(self, caps: Capabilities | None, *, allow_risky: bool = False) -> None:
+        """The server is known: mark what it cannot do."""
+        self.caps, self.allow_risky = caps, allow_risky
+        self._refresh_choices(keep_current=True)
+
+    def show_profile(self, profile: Profile, scale: float) -> None:
+        """Show a profile and size that may not be in the lists (a replayed run's)."""
+        self.profiles[profile.name] = profile
+        self.scales = tuple(sorted({*self.scales, scale}))
+        names = [(name, name) for name in self.profiles]
+        self.select("profile").set_choices(names, {}, profile.name)
+        self.select("scale").set_choices([(f"×{s:g}", s) for s in self.scales], {}, scale)
+        self._profile_chosen()
+
+    def choose_profile(self, name: str) -> None:
+        """Select a profile by name (the command palette's "Profile: …")."""
+        if not self.locked and name in self.profiles:
+            self.select("profile").value = name
+
+    def show_knobs(self, knobs: Knobs | None) -> None:
+        """Show the knobs of the variant in flight (a matrix's current cell); None puts
+        back what the user had chosen."""
+        if knobs is not None and self._chosen is None:
+            self._chosen = {k.field: self.select(k.field).value for k in KNOB_DEFS}
+        values = (
+            {k.field: getattr(knobs, k.field) for k in KNOB_DEFS}
+            if knobs is not None
+            else self._chosen or {}
+        )
+        if knobs is None:
+            self._chosen = None
+        for field, value in values.items():
+            select = self.select(field)
+            if value in select._legal_values and select.value != value:
+                with self.prevent(Select.Changed):
+                    select.value = value
+
+    def set_running(self, text: Text | str | None) -> None:
+        """Lock the panel while a run (or replay) owns the server; say what is running."""
+        running = text is not None
+        self.locked = running
+        for select in self.query(KnobSelect):
+            select.disabled = running
+        now = self.query_one("#knobs-now", Static)
+        now.update(text or "")
+        now.display = running
+
+    def _profile_chosen(self) -> None:
+        profile = self.profile
+        title = self.query_one("#profile-title", Static)
+        title.update(profile.title if profile else "")
+        title.display = profile is not None
+        self._refresh_choices(keep_current=False)
+
+    def _refresh_choices(self, *, keep_current: bool) -> None:
+        profile = self.profile
+        base = self.knobs() if keep_current else self._baseline(profile)
+        workload = None
+        if profile is not None and self.caps is not None:
+            try:
+                cls = workload_class(profile.workload)
+                workload = cls(cls.params_model.model_validate(profile.params))
+            except (KeyError, ValueError):
+                workload = None
+        for knob in KNOB_DEFS:
+            reasons = {}
+            for _, value in knob.choices:
+                why = self._why(knob.field, value, workload)
+                if why:
+                    reasons[value] = why
+            choices = [(self._choice_label(knob, lbl, v), v) for lbl, v in knob.choices]
+            self.select(knob.field).set_choices(choices, reasons, getattr(base, knob.field))
+            self._explain(knob, reasons)
+        scale = self.select("scale")
+        scale.set_choices([(scale_label(profile, s), s) for s in self.scales], {}, scale.value)
+
+    @staticmethod
+    def _baseline(profile: Profile | None) -> Knobs:
+        if profile is None:
+            return Knobs()
+        wanted = profile.baseline_name()
+        return next((v.knobs for v in profile.variants if v.name == wanted), Knobs())
+
+    def _choice_label(self, knob: KnobDef, label: str, value: Any) -> str:
+        if value is None and knob.guc and self.caps is not None:
+            guc = self.caps.gucs.get(knob.guc)
+            if guc is not None:
+                return f"server ({guc.setting})"
+        return label
+
+    def _why(self, field: str, value: Any, workload: Any) -> str | None:
+        if self.caps is None or value is None:
+            return None
+        try:
+            knobs = Knobs(**{field: value})
+        except ValueError:
+            return "not a valid value"
+        why = knoblib.unavailable_reason(knobs, self.caps, allow_risky=self.allow_risky)
+        if why is None and workload is not None:
+            why = workload.unavailable_reason(knobs, self.caps)
+        return why
+
+    def _explain(self, knob: KnobDef, reasons: dict[Any, str]) -> None:
+        labels = dict((v, label) for label, v in knob.choices)
+        full = [f"{labels[v]} ✗ {why}" for v, why in reasons.items()]
+        line = self.query_one(f"#why-{knob.field}", Static)
+        line.update("\n".join(f"✗ {short_reason(why)}" for why in reasons.values()))
+        line.display = bool(full)
+        self.select(knob.field).tooltip = "\n".join(full) or None

@@ -1,0 +1,74 @@
+"""Regenerate screenshots/ from the fixed recorded run: `python scripts/screenshots.py`.
+
+Every image is the app saving itself (no server needed): the recorded durability run in
+tests/fixtures/durability.json is replayed all at once, stopped mid-run or at its end.
+The SVGs are made byte-stable (Rich's random ids replaced) so an unchanged screen makes an
+unchanged file. Look at them as PNGs with `rsvg-convert -o /tmp/x.png screenshots/x.svg`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from explorer.lab.results import ResultStore  # noqa: E402
+from explorer.tui.app import PgwxApp  # noqa: E402
+from explorer.tui.replay import ReplaySource  # noqa: E402
+
+FIXTURE = ROOT / "tests" / "fixtures" / "durability.json"
+OUT = ROOT / "screenshots"
+MID_RUN = 144
+"""Events up to the second repeat's COPY of the baseline, 87% done."""
+
+SHOTS: list[tuple[str, tuple[int, int], int | None, tuple[str, ...]]] = [
+    ("main-120x36", (120, 36), MID_RUN, ()),
+    ("main-80x24", (80, 24), MID_RUN, ()),
+    ("activity-io-80x24", (80, 24), MID_RUN, ("i",)),
+    ("results-120x36", (120, 36), None, ("p",)),
+    ("waits-120x36", (120, 36), None, ("w",)),
+    ("help-120x36", (120, 36), None, ("question_mark",)),
+]
+"""(file name, terminal size, events to replay (None: all), keys to press): the main
+screen mid-run (wide and 80x24), its pg_stat_io view, the results after the matrix (COPY
+phase compared), the wait events, and the help."""
+
+
+async def shoot(
+    name: str, size: tuple[int, int], upto: int | None, keys: tuple[str, ...], scratch: Path
+) -> Path:
+    """Replay, press the keys, save one SVG."""
+    source = ReplaySource.from_file(FIXTURE)
+    if upto is not None:
+        source = source.upto(upto)
+    app = PgwxApp(replay=source, store=ResultStore(scratch / f"{name}.sqlite"))
+    async with app.run_test(size=size) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause(0.6)
+        for key in keys:
+            await pilot.press(key)
+        await pilot.pause(0.4)
+        return Path(app.save_screenshot(f"{name}.svg", str(OUT)))
+
+
+def stabilise(path: Path) -> None:
+    """Replace Rich's random SVG ids, so an unchanged screen makes an unchanged file."""
+    path.write_text(re.sub(r"\bterminal-\d+-", "terminal-pgwx-", path.read_text()))
+
+
+async def main() -> None:
+    OUT.mkdir(exist_ok=True)
+    with tempfile.TemporaryDirectory() as scratch:
+        for name, size, upto, keys in SHOTS:
+            path = await shoot(name, size, upto, keys, Path(scratch))
+            stabilise(path)
+            print(f"{path.relative_to(ROOT)}  {size[0]}x{size[1]}")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

@@ -1,0 +1,65 @@
+"""SVG snapshots of the lab on a fixed recorded run (tests/fixtures/durability.json).
+
+The stream was recorded once from a real run and made deterministic (see
+tests/fixtures/record.py); replayed all at once, nothing here depends on a clock or a
+server. Regenerate after an intended change with `pytest tests/test_tui_snapshots.py
+--snapshot-update`, and look at the SVGs before committing them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.pilot import Pilot
+
+from explorer.lab.results import ResultStore
+from explorer.tui.app import PgwxApp
+from explorer.tui.replay import ReplaySource
+
+FIXTURE = Path(__file__).parent / "fixtures" / "durability.json"
+MID_RUN = 144
+"""Events up to the second repeat's COPY of the baseline, 87% done: every pane has data."""
+
+
+def replay_app(tmp_path: Path, upto: int | None = None) -> PgwxApp:
+    source = ReplaySource.from_file(FIXTURE)
+    if upto is not None:
+        source = source.upto(upto)
+    return PgwxApp(replay=source, store=ResultStore(tmp_path / "results.sqlite"))
+
+
+async def settle(pilot: Pilot[int]) -> None:
+    """Wait until the replay has been fed and every pane has drawn it."""
+    app = pilot.app
+    await app.workers.wait_for_complete()
+    await pilot.pause(0.6)
+
+
+def test_main_mid_run_120x36(snap_compare, tmp_path: Path) -> None:
+    assert snap_compare(replay_app(tmp_path, MID_RUN), terminal_size=(120, 36), run_before=settle)
+
+
+def test_main_mid_run_80x24(snap_compare, tmp_path: Path) -> None:
+    assert snap_compare(replay_app(tmp_path, MID_RUN), terminal_size=(80, 24), run_before=settle)
+
+
+def test_activity_io_mid_run_80x24(snap_compare, tmp_path: Path) -> None:
+    assert snap_compare(
+        replay_app(tmp_path, MID_RUN), terminal_size=(80, 24), run_before=settle, press=["i"]
+    )
+
+
+def test_main_after_matrix_120x36(snap_compare, tmp_path: Path) -> None:
+    assert snap_compare(replay_app(tmp_path), terminal_size=(120, 36), run_before=settle)
+
+
+def test_waits_after_matrix_120x36(snap_compare, tmp_path: Path) -> None:
+    assert snap_compare(
+        replay_app(tmp_path), terminal_size=(120, 36), run_before=settle, press=["w"]
+    )
+
+
+def test_help_120x36(snap_compare, tmp_path: Path) -> None:
+    assert snap_compare(
+        replay_app(tmp_path), terminal_size=(120, 36), run_before=settle, press=["question_mark"]
+    )
