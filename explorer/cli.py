@@ -56,6 +56,11 @@ def build_parser() -> argparse.ArgumentParser:
         "With no command, opens the interactive app.",
     )
     _server_args(parser)
+    parser.add_argument(
+        "--allow-risky",
+        action="store_true",
+        help="in the app: allow fsync/full_page_writes off on a server pgwx does not own",
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     run = sub.add_parser("run", help="run a profile's matrix headless and print the table")
@@ -294,7 +299,12 @@ def main(argv: list[str] | None = None) -> int:
         if args.command is None:
             from explorer.tui.app import run_app
 
-            return run_app(dsn=args.dsn, data_dir=args.data_dir, keep_server=args.keep_server)
+            return run_app(
+                dsn=args.dsn,
+                data_dir=args.data_dir,
+                keep_server=args.keep_server,
+                allow_risky=args.allow_risky,
+            )
         return commands[args.command](args)
     except USER_ERRORS as exc:
         print(f"pgwx: {exc}", file=sys.stderr)

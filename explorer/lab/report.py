@@ -15,6 +15,9 @@ from typing import Any
 
 from explorer.models import RunRecord, TrialResult
 
+MIN_RATIO_BASE = 0.005
+"""Seconds: below this baseline median no ratio is printed."""
+
 STAT_COLUMNS = ("wal_bytes", "wal_fpi", "extends", "fsyncs", "top_wait")
 """Per-trial sampler summary columns shown beside the timings."""
 
@@ -112,7 +115,8 @@ def summarize(record: RunRecord) -> list[SummaryRow]:
                 name, phase_name, len(values), min(values), statistics.median(values), max(values)
             )
             ref = seconds.get((base, phase_name))
-            if ref and statistics.median(ref) > 0:
+            # A ratio against a near-zero baseline (an immediate COMMIT) says nothing.
+            if ref and statistics.median(ref) >= MIN_RATIO_BASE:
                 row.ratio = row.median / statistics.median(ref)  # type: ignore[operator]
                 row.within_noise = name != base and not (
                     min(values) > max(ref) or max(values) < min(ref)

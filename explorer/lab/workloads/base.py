@@ -16,7 +16,7 @@ import asyncpg
 from pydantic import BaseModel, ConfigDict
 
 from explorer.models import Capabilities, Event, Knobs, PhaseEnded, PhaseResult, PhaseStarted
-from explorer.server.connect import Target
+from explorer.server.connect import APP_PREFIX, Target
 
 
 class WorkloadError(RuntimeError):
@@ -111,40 +111,18 @@ class TrialContext:
             PhaseEnded(at=self.clock(), variant=self.variant, repeat=self.repeat, result=result)
         )
 
-    async def run_tool(self, args: Sequence[str], *, stdin: Path | None = None) -> str:
-        """Run pg_dump / pg_restore / pgbench (args[0], by name) against the target.
+    async def run_tool(
+        self, args: Sequence[str], *, stdin: Path | None = None, appname: str | None = None
+    ) -> str:
+        """Run a client tool for this trial (see `run_tool`); killed if the trial is cancelled.
 
-        The process is killed when the trial is cancelled.
-
-        Returns stdout; a non-zero exit raises WorkloadError with the tool's last line.
+        Its sessions are tagged pgwx-work-<tool> unless `appname` says otherwise, so the
+        sampler sees them and a cancel can end them.
         """
-        stdin_file = stdin.open("rb") if stdin else None
-        try:
-            proc = await asyncio.create_subprocess_exec(
-                self.target.tool(args[0]),
-                *args[1:],
-                stdin=stdin_file or asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE,
-                env=self.target.tool_env(),
-            )
-            self.processes.append(proc)
-            try:
-                out, err = await proc.communicate()
-            except asyncio.CancelledError:
-                with contextlib.suppress(ProcessLookupError):
-                    proc.kill()
-                await proc.wait()
-                raise
-        finally:
-            if stdin_file:
-                stdin_file.close()
-        if proc.returncode != 0:
-            lines = [ln for ln in err.decode(errors="replace").splitlines() if ln.strip()]
-            raise WorkloadError(
-                f"{Path(args[0]).name} failed: {lines[-1] if lines else f'exit {proc.returncode}'}"
-            )
-        return out.decode(errors="replace")
+        name = appname or f"{APP_PREFIX}-work-{Path(args[0]).name}"
+        return await run_tool(
+            self.target, args, appname=name, stdin=stdin, processes=self.processes
+        )
 
     async def close(self) -> None:
         """Close every session and process the trial opened."""
@@ -158,6 +136,55 @@ class TrialContext:
                 await asyncio.wait_for(conn.close(), 5)
             if not conn.is_closed():
                 conn.terminate()
+
+
+async def run_tool(
+    target: Target,
+    args: Sequence[str],
+    *,
+    appname: str,
+    stdin: Path | None = None,
+    processes: list[asyncio.subprocess.Process] | None = None,
+) -> str:
+    """Run pg_dump / pg_restore / pgbench (args[0], by name) against the target.
+
+    The tool's sessions carry `appname` (PGAPPNAME). Cancelling the caller kills the process.
+
+    Returns:
+        The tool's stdout.
+
+    Raises:
+        WorkloadError: the tool exited non-zero (with its last line of stderr).
+    """
+    env = target.tool_env()
+    env["PGAPPNAME"] = appname
+    stdin_file = stdin.open("rb") if stdin else None
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            target.tool(args[0]),
+            *args[1:],
+            stdin=stdin_file or asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            env=env,
+        )
+        if processes is not None:
+            processes.append(proc)
+        try:
+            out, err = await proc.communicate()
+        except asyncio.CancelledError:
+            with contextlib.suppress(ProcessLookupError):
+                proc.kill()
+            await proc.wait()
+            raise
+    finally:
+        if stdin_file:
+            stdin_file.close()
+    if proc.returncode != 0:
+        lines = [ln for ln in err.decode(errors="replace").splitlines() if ln.strip()]
+        last = lines[-1] if lines else f"exit {proc.returncode}"
+        raise WorkloadError(f"{Path(args[0]).name} failed: {last}")
+    return out.decode(errors="replace")
 
 
 class Workload(ABC):

@@ -28,13 +28,20 @@ import datetime as dt
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import asyncpg
 from pydantic import Field
 
 from explorer.lab.knobs import SCHEMA, fk_after_load_steps, fk_clause
-from explorer.lab.workloads.base import Params, PhaseHandle, TrialContext, Workload, WorkloadError
+from explorer.lab.workloads.base import (
+    Params,
+    PhaseHandle,
+    TrialContext,
+    Workload,
+    WorkloadError,
+    run_tool,
+)
 from explorer.models import Capabilities, FkTiming, Knobs, PhaseStarted
 from explorer.server.connect import APP_PREFIX, Target
 
@@ -137,41 +144,6 @@ def database_args(target: Target, dbname: str) -> list[str]:
         return args
     quoted = dbname.replace("\\", "\\\\").replace("'", "\\'")
     return ["-d", f"dbname='{quoted}'"]
-
-
-async def run_tool(
-    target: Target, args: list[str], *, appname: str, processes: list[Any] | None = None
-) -> asyncio.subprocess.Process:
-    """Run a PostgreSQL client tool to completion with its own application_name.
-
-    Raises:
-        WorkloadError: the tool exited non-zero (with its last line of stderr).
-    """
-    env = target.tool_env()
-    env["PGAPPNAME"] = appname
-    proc = await asyncio.create_subprocess_exec(
-        target.tool(args[0]),
-        *args[1:],
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.DEVNULL,
-        stderr=asyncio.subprocess.PIPE,
-        env=env,
-    )
-    if processes is not None:
-        processes.append(proc)
-    try:
-        _, err = await proc.communicate()
-    except asyncio.CancelledError:
-        with contextlib.suppress(ProcessLookupError):
-            proc.kill()
-        await proc.wait()
-        raise
-    if proc.returncode != 0:
-        lines = [ln for ln in err.decode(errors="replace").splitlines() if ln.strip()]
-        raise WorkloadError(
-            f"{args[0]} failed: {lines[-1] if lines else f'exit {proc.returncode}'}"
-        )
-    return proc
 
 
 class CommitWatcher:
@@ -359,7 +331,7 @@ class RestoreWorkload(Workload):
             start = time.perf_counter()
             watch = asyncio.create_task(watcher.run(stop))
             try:
-                await run_tool(ctx.target, args, appname=RESTORE_APP, processes=ctx.processes)
+                await ctx.run_tool(args, appname=RESTORE_APP)
                 client_seconds = time.perf_counter() - start
             finally:
                 stop.set()
