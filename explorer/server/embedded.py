@@ -248,46 +248,19 @@ class LocalServer:
         if not self.log_file.exists():
             self.log_file.touch(mode=0o600)
             self._chown(self.log_file)
-        proc = self._run(
-            [
-                str(self.tool("pg_ctl")),
-                "-D",
-                str(self.data_dir),
-                "-l",
-                str(self.log_file),
-                "-w",
-                "-t",
-                "60",
-                "start",
-            ]
-        )
-        if proc.returncode != 0:
-            raise ServerError(
-                f"PostgreSQL in {self.data_dir} did not start: {self.last_log_line()}"
-            )
+        self._pg_ctl("start", "did not start")
         self.started_here = True
 
     def restart(self) -> None:
         """Restart so that postmaster-only settings (wal_level, shared_buffers) take effect."""
-        proc = self._run(
-            [
-                str(self.tool("pg_ctl")),
-                "-D",
-                str(self.data_dir),
-                "-l",
-                str(self.log_file),
-                "-w",
-                "-t",
-                "60",
-                "-m",
-                "fast",
-                "restart",
-            ]
-        )
+        self._pg_ctl("restart", "did not restart", "-m", "fast")
+
+    def _pg_ctl(self, action: str, failure: str, *extra: str) -> None:
+        """pg_ctl start/restart, waiting up to 60 s; a failure quotes the server log."""
+        args = [str(self.tool("pg_ctl")), "-D", str(self.data_dir), "-l", str(self.log_file)]
+        proc = self._run([*args, "-w", "-t", "60", *extra, action])
         if proc.returncode != 0:
-            raise ServerError(
-                f"PostgreSQL in {self.data_dir} did not restart: {self.last_log_line()}"
-            )
+            raise ServerError(f"PostgreSQL in {self.data_dir} {failure}: {self.last_log_line()}")
 
     def stop(self) -> None:
         """Fast shutdown; quiet when it is not running."""

@@ -15,7 +15,16 @@ from typing import Any, ClassVar
 import asyncpg
 from pydantic import BaseModel, ConfigDict
 
-from explorer.models import Capabilities, Event, Knobs, PhaseEnded, PhaseResult, PhaseStarted
+from explorer.lab.knobs import table_name
+from explorer.models import (
+    Capabilities,
+    Event,
+    Knobs,
+    PhaseEnded,
+    PhaseResult,
+    PhaseStarted,
+    TableKind,
+)
 from explorer.server.connect import APP_PREFIX, Target
 
 
@@ -207,8 +216,6 @@ class Workload(ABC):
 
     def unavailable_reason(self, knobs: Knobs, caps: Capabilities) -> str | None:
         """Why this workload cannot run these knobs on this server (beyond the generic checks)."""
-        from explorer.models import TableKind
-
         if self.uses_other_sessions and knobs.table_kind is TableKind.TEMPORARY:
             return (
                 "TEMPORARY tables live in one session, and this workload loads through "
@@ -216,9 +223,17 @@ class Workload(ABC):
             )
         return None
 
+    table: ClassVar[str | None] = None
+    """The target table's unqualified name, when the workload has one."""
+
     def relations(self, knobs: Knobs) -> list[str]:
-        """Tables whose size the sampler should follow during a trial."""
-        return []
+        """Tables whose size the sampler should follow during a trial.
+
+        A temporary table lives in another session, where the sampler cannot size it.
+        """
+        if self.table is None or knobs.table_kind is TableKind.TEMPORARY:
+            return []
+        return [table_name(self.table, knobs.table_kind)]
 
     async def prepare(self, target: Target, caps: Capabilities, workdir: Path) -> None:
         """Build what every trial reuses (source data, dump files); untimed, once per run."""

@@ -25,7 +25,7 @@ from pydantic import Field
 
 from explorer.lab.knobs import SCHEMA, create_table_sql, table_name
 from explorer.lab.workloads.base import Params, TrialContext, Workload, WorkloadError
-from explorer.models import Capabilities, Knobs, TableKind
+from explorer.models import Capabilities, TableKind
 from explorer.server.connect import Target
 
 TABLE = "accounts"
@@ -48,16 +48,12 @@ class BulkWriteWorkload(Workload):
     kind = "bulk-write"
     title = "COPY then UPDATE all rows of a pgbench_accounts-shaped table"
     params_model = BulkWriteParams
+    table = TABLE
     params: BulkWriteParams
 
     def __init__(self, params: Params) -> None:
         super().__init__(params)
         self.data: Path | None = None
-
-    def relations(self, knobs: Knobs) -> list[str]:
-        if knobs.table_kind is TableKind.TEMPORARY:
-            return []
-        return [table_name(TABLE, knobs.table_kind)]
 
     async def prepare(self, target: Target, caps: Capabilities, workdir: Path) -> None:
         """Write the COPY input once: aid, bid (100,000 accounts a branch), 0, empty filler."""

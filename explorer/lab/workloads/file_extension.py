@@ -36,7 +36,7 @@ from pydantic import Field
 
 from explorer.lab.knobs import SCHEMA, create_table_sql, table_name
 from explorer.lab.workloads.base import Params, TrialContext, Workload, WorkloadError
-from explorer.models import Capabilities, Knobs, TableKind
+from explorer.models import Capabilities
 from explorer.server.connect import APP_PREFIX, Target
 
 TABLE = "pgbench_history"
@@ -113,6 +113,7 @@ class FileExtensionWorkload(Workload):
     kind = "file-extension"
     title = "Relation extension: COPY and pgbench inserts into a growing vs a pre-grown file"
     params_model = FileExtensionParams
+    table = TABLE
     params: FileExtensionParams
     uses_other_sessions = True
 
@@ -120,11 +121,6 @@ class FileExtensionWorkload(Workload):
         super().__init__(params)
         self._source: Path | None = None
         self._script: Path | None = None
-
-    def relations(self, knobs: Knobs) -> list[str]:
-        return (
-            [] if knobs.table_kind is TableKind.TEMPORARY else [table_name(TABLE, knobs.table_kind)]
-        )
 
     async def prepare(self, target: Target, caps: Capabilities, workdir: Path) -> None:
         self._source = workdir / "history-rows.copy"

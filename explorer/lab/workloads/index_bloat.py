@@ -31,7 +31,6 @@ from pydantic import Field
 
 from explorer.lab.knobs import create_table_sql, table_name
 from explorer.lab.workloads.base import Params, TrialContext, Workload
-from explorer.models import Knobs, TableKind
 
 TABLE = "bloat_t"
 INDEX = "bloat_t_pkey"
@@ -74,12 +73,8 @@ class IndexBloatWorkload(Workload):
     kind = "index-bloat"
     title = "Index bloat: pages and Index Only Scan cost after DELETE, VACUUM and REINDEX"
     params_model = IndexBloatParams
+    table = TABLE
     params: IndexBloatParams
-
-    def relations(self, knobs: Knobs) -> list[str]:
-        return (
-            [] if knobs.table_kind is TableKind.TEMPORARY else [table_name(TABLE, knobs.table_kind)]
-        )
 
     async def trial(self, ctx: TrialContext) -> None:
         db, n, kind = ctx.db, self.params.rows, ctx.knobs.table_kind

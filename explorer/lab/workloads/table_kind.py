@@ -15,7 +15,6 @@ from pydantic import Field
 
 from explorer.lab.knobs import create_table_sql, table_name
 from explorer.lab.workloads.base import Params, TrialContext, Workload
-from explorer.models import Knobs, TableKind
 
 
 class TableKindParams(Params):
@@ -51,12 +50,8 @@ class TableKindWorkload(Workload):
     kind = "table-kind"
     title = "INSERT/SELECT/UPDATE/DELETE sequence on one table"
     params_model = TableKindParams
+    table = "tab"
     params: TableKindParams
-
-    def relations(self, knobs: Knobs) -> list[str]:
-        return (
-            [] if knobs.table_kind is TableKind.TEMPORARY else [table_name("tab", knobs.table_kind)]
-        )
 
     async def trial(self, ctx: TrialContext) -> None:
         db, n = ctx.db, self.params.rows

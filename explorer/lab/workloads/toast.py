@@ -31,7 +31,7 @@ from pydantic import Field
 
 from explorer.lab.knobs import SCHEMA, create_table_sql, table_name, toast_sql
 from explorer.lab.workloads.base import Params, TrialContext, Workload
-from explorer.models import Capabilities, Knobs, TableKind
+from explorer.models import Capabilities, TableKind
 from explorer.server.connect import Target
 
 TABLE = "toast_t"
@@ -90,16 +90,12 @@ class ToastWorkload(Workload):
     kind = "toast"
     title = "TOAST: pglz vs lz4 vs EXTERNAL — insert time, size, a read that detoasts"
     params_model = ToastParams
+    table = TABLE
     params: ToastParams
 
     def __init__(self, params: Params) -> None:
         super().__init__(params)
         self._source: Path | None = None
-
-    def relations(self, knobs: Knobs) -> list[str]:
-        return (
-            [] if knobs.table_kind is TableKind.TEMPORARY else [table_name(TABLE, knobs.table_kind)]
-        )
 
     async def prepare(self, target: Target, caps: Capabilities, workdir: Path) -> None:
         self._source = workdir / "toast-rows.copy"
