@@ -147,6 +147,16 @@ class TrialContext:
                 conn.terminate()
 
 
+async def write_copy_source(target: Target, path: Path, query: str, *args: Any) -> Path:
+    """Generate a load's input once, server-side, into a COPY text file (untimed prepare)."""
+    conn = await target.connect("prepare")
+    try:
+        await conn.copy_from_query(query, *args, output=str(path))
+    finally:
+        await conn.close()
+    return path
+
+
 async def run_tool(
     target: Target,
     args: Sequence[str],

@@ -24,7 +24,13 @@ from typing import ClassVar
 from pydantic import Field
 
 from explorer.lab.knobs import SCHEMA, create_table_sql, table_name
-from explorer.lab.workloads.base import Params, TrialContext, Workload, WorkloadError
+from explorer.lab.workloads.base import (
+    Params,
+    TrialContext,
+    Workload,
+    WorkloadError,
+    write_copy_source,
+)
 from explorer.models import Capabilities, TableKind
 from explorer.server.connect import Target
 
@@ -57,17 +63,12 @@ class BulkWriteWorkload(Workload):
 
     async def prepare(self, target: Target, caps: Capabilities, workdir: Path) -> None:
         """Write the COPY input once: aid, bid (100,000 accounts a branch), 0, empty filler."""
-        data = workdir / DATA_FILE
-        conn = await target.connect("prepare")
-        try:
-            await conn.copy_from_query(
-                "SELECT g, (g - 1) / 100000 + 1, 0, '' FROM generate_series(1, $1::int) g",
-                self.params.rows,
-                output=str(data),
-            )
-        finally:
-            await conn.close()
-        self.data = data
+        self.data = await write_copy_source(
+            target,
+            workdir / DATA_FILE,
+            "SELECT g, (g - 1) / 100000 + 1, 0, '' FROM generate_series(1, $1::int) g",
+            self.params.rows,
+        )
 
     async def trial(self, ctx: TrialContext) -> None:
         if self.data is None:

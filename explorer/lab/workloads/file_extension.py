@@ -35,7 +35,13 @@ from typing import Annotated, Any, ClassVar
 from pydantic import Field
 
 from explorer.lab.knobs import SCHEMA, create_table_sql, table_name
-from explorer.lab.workloads.base import Params, TrialContext, Workload, WorkloadError
+from explorer.lab.workloads.base import (
+    Params,
+    TrialContext,
+    Workload,
+    WorkloadError,
+    write_copy_source,
+)
 from explorer.models import Capabilities
 from explorer.server.connect import APP_PREFIX, Target
 
@@ -123,16 +129,11 @@ class FileExtensionWorkload(Workload):
         self._script: Path | None = None
 
     async def prepare(self, target: Target, caps: Capabilities, workdir: Path) -> None:
-        self._source = workdir / "history-rows.copy"
         self._script = workdir / "ins-only.sql"
         self._script.write_text(SCRIPT.format(table=f"{SCHEMA}.{TABLE}"))
-        conn = await target.connect("prepare")
-        try:
-            await conn.copy_from_query(
-                ROWS_SQL.format(rows=self.params.rows), output=str(self._source)
-            )
-        finally:
-            await conn.close()
+        self._source = await write_copy_source(
+            target, workdir / "history-rows.copy", ROWS_SQL.format(rows=self.params.rows)
+        )
 
     async def _reset(self, ctx: TrialContext, tab: str, rows: int, from_source: bool) -> None:
         """Empty the table into the variant's state: a bare file, or a pre-grown empty one."""

@@ -30,7 +30,7 @@ from typing import Any, ClassVar
 from pydantic import Field
 
 from explorer.lab.knobs import SCHEMA, create_table_sql, table_name, toast_sql
-from explorer.lab.workloads.base import Params, TrialContext, Workload
+from explorer.lab.workloads.base import Params, TrialContext, Workload, write_copy_source
 from explorer.models import Capabilities, TableKind
 from explorer.server.connect import Target
 
@@ -98,12 +98,9 @@ class ToastWorkload(Workload):
         self._source: Path | None = None
 
     async def prepare(self, target: Target, caps: Capabilities, workdir: Path) -> None:
-        self._source = workdir / "toast-rows.copy"
-        conn = await target.connect("prepare")
-        try:
-            await conn.copy_from_query(source_query(self.params.rows), output=str(self._source))
-        finally:
-            await conn.close()
+        self._source = await write_copy_source(
+            target, workdir / "toast-rows.copy", source_query(self.params.rows)
+        )
 
     async def trial(self, ctx: TrialContext) -> None:
         assert self._source is not None, "prepare() makes the source file"
