@@ -15,6 +15,12 @@ from typing import Any
 
 from explorer.models import RunRecord, TrialResult
 
+BLOCK_SIZE = 8192
+"""PostgreSQL's default page size, to turn extend bytes into pages."""
+
+PHASE_COUNTERS = {"wal_bytes": "wal_bytes", "extended_pages": "extends"}
+"""Per-phase counter in PhaseResult.detail → the table column it fills."""
+
 MIN_RATIO_BASE = 0.005
 """Seconds: below this baseline median no ratio is printed."""
 
@@ -48,7 +54,10 @@ def _stats_of(trial: TrialResult) -> dict[str, Any]:
     return {
         "wal_bytes": s.get("wal_bytes"),
         "wal_fpi": s.get("wal_fpi"),
-        "extends": io.get("extends"),
+        # Pages, not pg_stat_io's extend operations (PG 18 extends many pages at once).
+        "extends": io["extend_bytes"] // BLOCK_SIZE
+        if io.get("extend_bytes")
+        else io.get("extends"),
         "fsyncs": io.get("fsyncs"),
         "top_wait": s.get("top_wait"),
     }
@@ -71,8 +80,8 @@ def _median_stats(trials: list[TrialResult]) -> dict[str, Any]:
 def _note(detail: dict[str, Any]) -> str:
     parts = []
     for key, value in detail.items():
-        if key == "wal_bytes":
-            continue  # has its own column
+        if key in ("wal_bytes", "extended_pages"):
+            continue  # they have their own columns
         if isinstance(value, dict):
             value = " ".join(f"{k}:{v}" for k, v in value.items())
         parts.append(f"{key}={value}")
@@ -126,19 +135,23 @@ def summarize(record: RunRecord) -> list[SummaryRow]:
                 counts = [p.rows for p in found if p.rows is not None]
                 row.rows = int(statistics.median(counts)) if counts else None
                 row.note = _note(found[-1].detail) if found else ""
-                wal = [p.detail["wal_bytes"] for p in found if "wal_bytes" in p.detail]
-                if wal:
-                    row.stats["wal_bytes"] = statistics.median(wal)
-            else:
-                sums = [
-                    sum(p.detail.get("wal_bytes", 0) for p in t.phases)
-                    for t in good
-                    if any("wal_bytes" in p.detail for p in t.phases)
-                ]
-                if sums:
-                    row.stats["wal_bytes"] = statistics.median(sums)
+            for key, column in PHASE_COUNTERS.items():
+                # Per trial: this phase's counter, or for "total" the sum over its phases.
+                values = []
+                for t in good:
+                    counted = [
+                        p.detail[key]
+                        for p in t.phases
+                        if key in p.detail and phase_name in ("total", p.name)
+                    ]
+                    if counted:
+                        values.append(sum(counted))
+                if values:
+                    row.stats[column] = statistics.median(values)
             if phase_name == "total" or not multi:
-                row.stats = {**row.stats, **_median_stats(good)}
+                # The sampler's window also spans untimed steps between phases, so the
+                # phases' own counters win where both exist.
+                row.stats = {**_median_stats(good), **row.stats}
             rows.append(row)
         failed = [t for t in mine if t.status in ("failed", "cancelled")]
         if failed:
@@ -226,7 +239,7 @@ def to_markdown(record: RunRecord) -> str:
         "rows",
         "WAL",
         "FPI",
-        "extends",
+        "ext pages",
         "fsyncs",
         "top wait",
         "notes",

@@ -119,12 +119,28 @@ async def recover(target: Target, caps: Capabilities, notify: Callable[[str], No
     return restored
 
 
-async def _wal_position(conn: asyncpg.Connection) -> int | None:
-    """Bytes of WAL inserted so far; None where the server cannot say (a standby)."""
+def counters_sql(caps: Capabilities) -> str:
+    """WAL inserted so far, and pages added to relations by extension (PG 16+)."""
+    pages = "NULL::bigint"
+    if caps.pg_stat_io != "none":
+        added = "extend_bytes" if caps.pg_stat_io == "split_bytes" else "extends * op_bytes"
+        pages = (
+            f"(SELECT coalesce(sum({added}), 0)::bigint / current_setting('block_size')::int"
+            " FROM pg_stat_io WHERE object IN ('relation', 'temp relation'))"
+        )
+    return (
+        f"SELECT (pg_current_wal_insert_lsn() - '0/0'::pg_lsn)::bigint AS wal_bytes, "
+        f"{pages} AS extended_pages"
+    )
+
+
+async def _read_counters(conn: asyncpg.Connection, sql: str) -> dict[str, int]:
+    """The counters that are available; none where the server cannot say (a standby)."""
     try:
-        return int(await conn.fetchval("SELECT pg_current_wal_insert_lsn() - '0/0'::pg_lsn"))
+        row = await conn.fetchrow(sql)
     except asyncpg.PostgresError:
-        return None
+        return {}
+    return {k: int(v) for k, v in dict(row).items() if v is not None} if row else {}
 
 
 class Runner:
@@ -368,7 +384,8 @@ class Runner:
             ctx.conn = await self.target.connect("work-main")
             side = await self.target.connect("probe")
             ctx.extra_conns.append(side)
-            ctx.wal_position = lambda: _wal_position(side)
+            sql = counters_sql(caps)
+            ctx.counters = lambda: _read_counters(side, sql)
             result.settings = await knoblib.settings_in_force(ctx.conn, list(WATCHED_GUCS))
             await workload.trial(ctx)
         except asyncio.CancelledError:

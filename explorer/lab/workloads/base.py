@@ -68,8 +68,9 @@ class TrialContext:
     """CHECKPOINT and pause; call it after setup, before the first timed phase."""
     clock: Callable[[], float]
     """Seconds since the run started (monotonic)."""
-    wal_position: Callable[[], Awaitable[int | None]] | None = None
-    """Current WAL insert position in bytes (from a side session), for per-phase WAL."""
+    counters: Callable[[], Awaitable[dict[str, int]]] | None = None
+    """Cumulative server counters read from a side session (WAL bytes, extended pages);
+    their difference across a phase goes into the phase's detail."""
     conn: asyncpg.Connection | None = None
     """The workload's own session (application_name pgwx-work-main)."""
     phases: list[PhaseResult] = field(default_factory=list)
@@ -103,14 +104,26 @@ class TrialContext:
             )
         )
         handle = PhaseHandle()
-        wal_before = await self.wal_position() if self.wal_position else None
+        before = await self._read_counters()
         start = time.perf_counter()
         yield handle
         seconds = time.perf_counter() - start
-        wal_after = await self.wal_position() if self.wal_position else None
-        if wal_before is not None and wal_after is not None:
-            handle.detail.setdefault("wal_bytes", wal_after - wal_before)
+        after = await self._read_counters()
+        for key, value in after.items():
+            if key in before:
+                handle.detail.setdefault(key, value - before[key])
         self.record(name, seconds, handle)
+
+    async def _read_counters(self) -> dict[str, int]:
+        """Flush this session's pending statistics, then read the counters (untimed)."""
+        if self.counters is None:
+            return {}
+        if self.conn is not None and self.caps.major >= 15:
+            # A backend publishes pg_stat_io only when idle and at most once a second;
+            # forcing it keeps setup's extensions out of the phase and the phase's in.
+            with contextlib.suppress(asyncpg.PostgresError):
+                await self.conn.execute("SELECT pg_stat_force_next_flush()")
+        return await self.counters()
 
     def record(self, name: str, seconds: float, handle: PhaseHandle) -> None:
         """Keep a phase timed some other way (e.g. split from one external process)."""

@@ -16,7 +16,7 @@ COLUMNS = (
     ("max", "max s"),
     ("ratio", "ratio"),
     ("wal", "WAL"),
-    ("extends", "extends"),
+    ("extends", "ext pages"),
     ("wait", "top wait"),
     ("note", "note"),
 )
