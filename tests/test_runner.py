@@ -254,3 +254,17 @@ async def test_sampler_summary_lands_in_trials_and_report(
     assert insert.detail["extended_pages"] > 300_000 * 4 // 8192  # a fresh table grows
     assert totals["unlogged"].stats["extends"] > 0
     assert "ext pages" in render(record, "md")
+
+
+async def test_planned_restart_is_not_a_sampler_warning(
+    pg18: Target, run_profile: RunProfile
+) -> None:
+    profile = tiny(
+        [Variant(name="base"), Variant(name="minimal", knobs=Knobs(wal_level="minimal"))]
+    )
+    _, events = await run_profile(pg18, profile, sampler=True)
+    sampler_notes = [
+        e for e in events if getattr(e, "kind", "") == "notice" and "sampler" in e.message
+    ]
+    assert sampler_notes, "a restart must cost the sampler its connection"
+    assert all(e.level == "info" for e in sampler_notes), sampler_notes

@@ -156,14 +156,20 @@ class ServerSettings:
         target: The server; restarts go through its bundled LocalServer.
         journal: Where pending undos are recorded before each change.
         notify: Called with one line for each thing done (shown in the log).
+        on_restart: Called just before pgwx restarts the server itself.
     """
 
     def __init__(
-        self, target: Target, journal: Journal, notify: Callable[[str], None] = lambda _m: None
+        self,
+        target: Target,
+        journal: Journal,
+        notify: Callable[[str], None] = lambda _m: None,
+        on_restart: Callable[[], None] = lambda: None,
     ) -> None:
         self.target = target
         self.journal = journal
         self.notify = notify
+        self.on_restart = on_restart
 
     async def apply(self, wanted: dict[str, str], contexts: dict[str, str]) -> bool:
         """Make the server's settings match `wanted` and undo earlier changes not wanted.
@@ -226,6 +232,7 @@ class ServerSettings:
                 f"{', '.join(names)} need a restart and pgwx does not own this server"
             )
         self.notify(f"restarting the bundled server for {', '.join(names)}")
+        self.on_restart()
         await asyncio.to_thread(server.restart)
 
     async def _verify(self, wanted: dict[str, str], timeout: float = 5.0) -> None:

@@ -46,6 +46,9 @@ from explorer.server.capabilities import WATCHED_GUCS, probe
 from explorer.server.connect import ConnectError, Target, mask_dsn
 
 FLUSH_WAIT = 0.3
+
+RESTART_GRACE = 15.0
+"""Seconds after a planned restart during which sampler reconnects are not warnings."""
 """Pause after a trial's sessions close: their statistics are flushed when they exit."""
 
 
@@ -172,6 +175,7 @@ class Runner:
         self._t0 = time.perf_counter()
         self._emit_out: Callable[[Event], None] = lambda _e: None
         self.caps: Capabilities | None = None
+        self._restarted_at = float("-inf")
 
     # ------------------------------------------------------------------ plumbing
     def clock(self) -> float:
@@ -249,7 +253,9 @@ class Runner:
                 self._notice(f"{name}: not available here: {why}", "warning")
 
         journal = knoblib.Journal(caps.system_identifier)
-        settings = knoblib.ServerSettings(self.target, journal, self._notice)
+        settings = knoblib.ServerSettings(
+            self.target, journal, self._notice, on_restart=self._mark_restart
+        )
         contexts = {n: g.context for n, g in caps.gucs.items()}
         workdir = Path(tempfile.mkdtemp(prefix="pgwx-run-"))
         sampler = (
@@ -318,9 +324,14 @@ class Runner:
         self._emit(TrialEnded(at=self.clock(), result=result))
         return result
 
+    def _mark_restart(self) -> None:
+        self._restarted_at = self.clock()
+
     def _on_sample(self, sample: dict[str, Any]) -> None:
         if sample.get("kind") == "sampler-notice":
-            self._notice(str(sample.get("message")), "warning")
+            # Losing the sampler connection to a restart pgwx itself made is expected.
+            planned = self.clock() - self._restarted_at < RESTART_GRACE
+            self._notice(str(sample.get("message")), "info" if planned else "warning")
             return
         self._emit(SampleTaken(at=self.clock(), sample=sample))
 
