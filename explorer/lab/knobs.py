@@ -266,10 +266,11 @@ def _same(current: str | None, wanted: str) -> bool:
 
 async def _settings(conn: asyncpg.Connection, names: set[str]) -> dict[str, str]:
     """current_setting() of each name, units included (e.g. '8MB')."""
-    out = {}
-    for name in names:
-        out[name] = str(await conn.fetchval("SELECT current_setting($1)", name))
-    return out
+    rows = await conn.fetch(
+        "SELECT name, current_setting(name) AS value FROM unnest($1::text[]) AS name",
+        sorted(names),
+    )
+    return {r["name"]: str(r["value"]) for r in rows}
 
 
 async def _auto_conf_value(conn: asyncpg.Connection, name: str) -> str | None:

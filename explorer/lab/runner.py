@@ -183,7 +183,9 @@ class Runner:
         return time.perf_counter() - self._t0
 
     def _emit(self, event: Event) -> None:
-        self.store.add_event(self.run_id, event, commit=not isinstance(event, SampleTaken))
+        # Events ride along with the trial's commit (an fsync on the event loop per phase
+        # event stalls the app); a killed pgwx loses only the trial in flight, as it must.
+        self.store.add_event(self.run_id, event, commit=isinstance(event, RunStarted | RunEnded))
         self._emit_out(event)
 
     def _notice(self, message: str, level: str = "info") -> None:
