@@ -78,7 +78,23 @@ from collections.abc import Awaitable, Callable  # noqa: E402
 
 from explorer.lab.results import ResultStore  # noqa: E402
 from explorer.lab.runner import Runner, RunOptions  # noqa: E402
-from explorer.models import Event, Profile, RunRecord  # noqa: E402
+from explorer.models import Event, Profile, RunRecord, Variant  # noqa: E402
+
+
+def small_profile(
+    workload: str, variants: list[Variant], *, rows: int, repeats: int = 1, name: str = "t"
+) -> Profile:
+    """A one-off profile for tests: no settle pause, `rows` as the workload's size."""
+    return Profile(
+        name=name,
+        title=name,
+        workload=workload,
+        params={"rows": rows},
+        repeats=repeats,
+        settle_seconds=0,
+        variants=variants,
+    )
+
 
 RunProfile = Callable[..., Awaitable[tuple[RunRecord, list[Event]]]]
 

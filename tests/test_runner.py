@@ -22,19 +22,11 @@ from explorer.models import (
     Variant,
 )
 from explorer.server.connect import Target
-from tests.conftest import RunProfile, server_state
+from tests.conftest import RunProfile, server_state, small_profile
 
 
 def tiny(variants: list[Variant], repeats: int = 1, rows: int = 2000) -> Profile:
-    return Profile(
-        name="t",
-        title="t",
-        workload="table-kind",
-        params={"rows": rows},
-        repeats=repeats,
-        settle_seconds=0,
-        variants=variants,
-    )
+    return small_profile("table-kind", variants, rows=rows, repeats=repeats)
 
 
 def test_interleave_alternates_variants() -> None:

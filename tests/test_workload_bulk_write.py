@@ -9,21 +9,13 @@ from explorer.lab.workloads.bulk_write import BulkWriteParams, BulkWriteWorkload
 from explorer.models import Knobs, Profile, TableKind, TrialResult, Variant
 from explorer.server.capabilities import probe
 from explorer.server.connect import Target
-from tests.conftest import RunProfile
+from tests.conftest import RunProfile, small_profile
 
 ROWS = 20_000
 
 
 def bulk_profile(variants: list[Variant], rows: int = ROWS) -> Profile:
-    return Profile(
-        name="t-bulk",
-        title="t",
-        workload="bulk-write",
-        params={"rows": rows},
-        repeats=1,
-        settle_seconds=0,
-        variants=variants,
-    )
+    return small_profile("bulk-write", variants, rows=rows, name="t-bulk")
 
 
 def by_phase(trial: TrialResult) -> dict[str, object]:

@@ -31,21 +31,13 @@ from explorer.models import (
     Variant,
 )
 from explorer.server.connect import Target
-from tests.conftest import RunProfile, server_state
+from tests.conftest import RunProfile, server_state, small_profile
 
 FK_VARIANTS = [Variant(name=fk.value, knobs=Knobs(fk=fk)) for fk in FkTiming]
 
 
 def restore_profile(variants: list[Variant], rows: int, repeats: int = 1) -> Profile:
-    return Profile(
-        name="t-restore",
-        title="t",
-        workload="restore",
-        params={"rows": rows},
-        repeats=repeats,
-        settle_seconds=0,
-        variants=variants,
-    )
+    return small_profile("restore", variants, rows=rows, repeats=repeats, name="t-restore")
 
 
 def phases(trial: TrialResult) -> dict[str, object]:
