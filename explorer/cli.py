@@ -27,10 +27,9 @@ from explorer.models import (
     TrialEnded,
     TrialStarted,
 )
-from explorer.server.connect import ConnectError, Target
+from explorer.server.connect import LIBPQ_ENV, ConnectError, Target
 from explorer.server.embedded import LocalServer, ServerError
 
-LIBPQ_ENV = ("PGHOST", "PGPORT", "PGUSER", "PGDATABASE", "PGSERVICE", "PGHOSTADDR")
 USER_ERRORS = (ConnectError, ProfileError, StoreError, ServerError, ValueError, OSError)
 
 

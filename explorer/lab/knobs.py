@@ -16,6 +16,7 @@ from typing import Any
 import asyncpg
 
 from explorer.models import RISKY_SETTINGS, Capabilities, FkTiming, Knobs, TableKind, Toast
+from explorer.paths import state_dir
 from explorer.server.connect import Target
 
 SCHEMA = "pgwx_lab"
@@ -107,14 +108,6 @@ def toast_sql(toast: Toast, table: str, column: str) -> str:
 
 
 # --------------------------------------------------------------------------- journal
-
-
-def state_dir() -> Path:
-    """Where pgwx keeps its undo journal ($PGWX_STATE_DIR, else XDG state dir)."""
-    if os.environ.get("PGWX_STATE_DIR"):
-        return Path(os.environ["PGWX_STATE_DIR"])
-    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-    return Path(base) / "pgwx"
 
 
 class Journal:

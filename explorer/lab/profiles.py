@@ -7,11 +7,12 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from explorer.errors import PgwxError
 from explorer.lab.workloads import KINDS, workload_class
 from explorer.models import Profile
 
 
-class ProfileError(ValueError):
+class ProfileError(PgwxError, ValueError):
     """A profile cannot be used; str() names the file, the field and what is wrong."""
 
 

@@ -15,7 +15,9 @@ from pathlib import Path
 
 from pydantic import TypeAdapter
 
+from explorer.errors import PgwxError
 from explorer.models import Event, RunRecord, RunStatus, TrialResult
+from explorer.paths import data_home
 
 _EVENT: TypeAdapter[Event] = TypeAdapter(Event)
 
@@ -32,7 +34,7 @@ CREATE TABLE IF NOT EXISTS events (
 """
 
 
-class StoreError(RuntimeError):
+class StoreError(PgwxError, RuntimeError):
     """The store cannot be read or written; str() is one sentence."""
 
 
@@ -40,8 +42,7 @@ def default_store_path() -> Path:
     """$PGWX_RESULTS, else ~/.local/share/pgwx/results.sqlite."""
     if os.environ.get("PGWX_RESULTS"):
         return Path(os.environ["PGWX_RESULTS"])
-    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(base) / "pgwx" / "results.sqlite"
+    return data_home() / "results.sqlite"
 
 
 def new_run_id(now: dt.datetime | None = None) -> str:

@@ -15,16 +15,20 @@ from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
 
+from explorer.errors import PgwxError
 from explorer.server.embedded import LocalServer, bundled_bindir
 
 CONNECT_TIMEOUT = 10.0
 """Seconds to wait for a connection before saying so."""
 
+LIBPQ_ENV = ("PGHOST", "PGPORT", "PGUSER", "PGDATABASE", "PGSERVICE", "PGHOSTADDR")
+"""libpq variables that name a server: any of them set means "the user's server"."""
+
 APP_PREFIX = "pgwx"
 """application_name prefix of every pgwx connection."""
 
 
-class ConnectError(RuntimeError):
+class ConnectError(PgwxError, RuntimeError):
     """A connection could not be made; str() is one sentence saying what to do."""
 
 

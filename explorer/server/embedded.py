@@ -21,6 +21,9 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from explorer.errors import PgwxError
+from explorer.paths import data_home
+
 SERVICE_USER = "pgwx"
 """System user that runs the server when pgwx itself runs as root."""
 SUPERUSER = "pgwx"
@@ -29,7 +32,7 @@ PORT = 5432
 """Socket-only, so the port only names the socket file; every cluster has its own dir."""
 
 
-class ServerError(RuntimeError):
+class ServerError(PgwxError, RuntimeError):
     """The bundled server could not be initialised, started or stopped. str() is one sentence."""
 
 
@@ -49,8 +52,7 @@ def default_data_dir() -> Path:
     """~/.local/share/pgwx/pg18, or /var/lib/pgwx/pg18 for root (root's home is private)."""
     if os.geteuid() == 0:
         return Path("/var/lib/pgwx/pg18")
-    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(base) / "pgwx" / "pg18"
+    return data_home() / "pg18"
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from textual.screen import Screen
 from explorer.lab.profiles import ProfileError, list_profiles
 from explorer.lab.results import ResultStore
 from explorer.models import Capabilities, Profile
-from explorer.server.connect import Target
+from explorer.server.connect import LIBPQ_ENV, Target
 from explorer.server.embedded import LocalServer
 from explorer.tui.commands import LabCommands
 from explorer.tui.replay import ReplaySource
@@ -56,8 +56,6 @@ class PgwxApp(App[int]):
         sample_interval: float = 0.25,
     ) -> None:
         super().__init__()
-        from explorer.cli import LIBPQ_ENV
-
         self.target = target
         self.dsn = dsn
         self.dsn_or_env = bool(dsn or any(os.environ.get(v) for v in LIBPQ_ENV))

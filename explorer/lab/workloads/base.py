@@ -15,6 +15,7 @@ from typing import Any, ClassVar
 import asyncpg
 from pydantic import BaseModel, ConfigDict
 
+from explorer.errors import PgwxError
 from explorer.lab.knobs import table_name
 from explorer.models import (
     Capabilities,
@@ -28,7 +29,7 @@ from explorer.models import (
 from explorer.server.connect import APP_PREFIX, Target
 
 
-class WorkloadError(RuntimeError):
+class WorkloadError(PgwxError, RuntimeError):
     """A workload step failed; str() is one sentence."""
 
 
