@@ -1,0 +1,187 @@
+"""The verdict statistics on known inputs (no server needed).
+
+Reference p-values and intervals come from scipy 1.17.1, computed once by
+tests/fixtures/verdict_reference.py (scipy is not a pgwx dependency, so the numbers are pasted
+here). The intervals there are found by inverting scipy's Mann–Whitney test over shifts of the
+log durations, independently of the order-statistic formula in explorer/lab/verdict.py.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import random
+
+import pytest
+
+from explorer.errors import UsageError
+from explorer.lab.verdict import (
+    balanced_order,
+    compare,
+    drift,
+    mann_whitney,
+    total,
+    u_distribution,
+)
+
+SMALL_B = [1.02, 0.97, 1.05, 0.99, 1.01, 1.08, 0.95]
+SMALL_C = [0.93, 0.98, 0.90, 1.00, 0.94, 0.96]
+TIED_B = [1.0, 1.1, 1.2, 1.2, 1.3, 1.0, 1.15, 1.25]
+TIED_C = [1.2, 1.3, 1.4, 1.3, 1.5, 1.25, 1.35]
+BIG_B = [1.0 + 0.1 * math.sin(i * 1.7) + 0.001 * i for i in range(60)]
+BIG_C = [0.97 + 0.1 * math.cos(i * 2.3) + 0.0007 * i for i in range(60)]
+
+AROUND_1 = [1.0 + 0.01 * d for d in (-3, 2, 0, 4, -1, 1, -4, 3, -2, 0.5)]
+AROUND_HALF = [0.5 + 0.005 * d for d in (1, -2, 3, 0, -3, 2, -1, 4, -4, 0.5)]
+
+
+def test_u_distribution_matches_brute_force_enumeration() -> None:
+    m, n = 4, 5
+    counts = [0] * (m * n + 1)
+    # Every way of choosing which ranks the first sample holds; U counts pairs it loses.
+    for ranks in itertools.combinations(range(m + n), m):
+        u = sum(1 for r in ranks for s in range(m + n) if s not in ranks and s < r)
+        counts[u] += 1
+    assert u_distribution(m, n) == counts
+    assert sum(u_distribution(7, 6)) == math.comb(13, 6)
+
+
+def test_exact_p_value_and_interval_against_scipy() -> None:
+    # scipy.stats.mannwhitneyu(SMALL_C, SMALL_B, method="exact").pvalue
+    p, method = mann_whitney(SMALL_B, SMALL_C)
+    assert method == "exact"
+    assert p == pytest.approx(0.03496503496503496, rel=1e-12)
+    v = compare(SMALL_B, SMALL_C)
+    assert v.p_value == pytest.approx(0.03496503496503496, rel=1e-12)
+    # Test inversion with scipy exact Mann–Whitney on log shifts (verdict_reference.py).
+    assert v.ci_low == pytest.approx(0.8888888888888888, rel=1e-12)
+    assert v.ci_high == pytest.approx(0.9900990099009901, rel=1e-12)
+    assert v.ratio == pytest.approx(0.95 / 1.01)
+    assert v.word == "faster"
+
+
+def test_normal_p_value_with_ties_against_scipy() -> None:
+    # scipy.stats.mannwhitneyu(TIED_C, TIED_B, method="asymptotic").pvalue
+    # (tie correction, use_continuity=True)
+    p, method = mann_whitney(TIED_B, TIED_C)
+    assert method == "normal"
+    assert p == pytest.approx(0.01019787677624024, rel=1e-9)
+
+
+def test_normal_interval_for_large_samples_against_scipy() -> None:
+    v = compare(BIG_B, BIG_C)
+    assert v.p_method == "normal"
+    # scipy.stats.mannwhitneyu(BIG_C, BIG_B, method="asymptotic").pvalue
+    assert v.p_value == pytest.approx(0.0035498386349135575, rel=1e-9)
+    # Test inversion with scipy asymptotic Mann–Whitney on log shifts (verdict_reference.py).
+    assert v.ci_low == pytest.approx(0.9394226231074713, rel=1e-12)
+    assert v.ci_high == pytest.approx(0.9857517090522766, rel=1e-12)
+
+
+def test_interval_excludes_one_exactly_when_p_is_below_five_percent() -> None:
+    rng = random.Random(9)
+    for _ in range(200):
+        b = [rng.lognormvariate(0, 0.1) for _ in range(rng.randint(5, 12))]
+        c = [rng.lognormvariate(rng.uniform(-0.15, 0.15), 0.1) for _ in range(rng.randint(5, 12))]
+        v = compare(b, c, threshold=0.0)
+        assert v.ci_low is not None and v.ci_high is not None and v.p_value is not None
+        assert (v.ci_low > 1 or v.ci_high < 1) == (v.p_value < 0.05)
+
+
+def test_identical_samples_show_no_detectable_difference() -> None:
+    v = compare(AROUND_1, list(AROUND_1))
+    assert v.word == "no detectable difference"
+    assert v.ratio == pytest.approx(1.0)
+    assert v.ci_low is not None and v.ci_high is not None
+    assert v.ci_low < 1 < v.ci_high
+    assert v.p_value == pytest.approx(1.0)
+    assert v.label().startswith("≈ 1.00× [")
+
+
+def test_clearly_separated_samples_are_faster_with_interval_excluding_one() -> None:
+    v = compare(AROUND_1, AROUND_HALF)
+    assert v.word == "faster"
+    assert v.ci_high is not None and v.ci_high < 1
+    assert v.ratio is not None and v.ci_low is not None and v.ci_low <= v.ratio <= v.ci_high
+    # 10 against 10 without overlap: the most extreme ordering, 2 / C(20, 10).
+    assert v.p_value == pytest.approx(2 / math.comb(20, 10))
+    assert v.label() == f"0.50× [{v.ci_low:.2f}–{v.ci_high:.2f}] faster"
+    assert compare(AROUND_HALF, AROUND_1).word == "slower"
+
+
+def test_three_runs_are_too_few_and_show_no_ratio() -> None:
+    v = compare(AROUND_1[:3], AROUND_HALF[:3])
+    assert v.word == "too few runs (n=3)"
+    assert v.label() == "too few runs (n=3)"
+    assert v.ci_low is None and v.ci_high is None
+    assert not v.decided and v.too_few
+    # The smaller side decides: 10 baseline trials do not make 4 candidate trials enough.
+    assert compare(AROUND_1, AROUND_HALF[:4]).word == "too few runs (n=4)"
+    assert compare([], AROUND_HALF).word == "too few runs (n=0)"
+
+
+def test_tiny_baseline_shows_absolute_difference_not_a_ratio() -> None:
+    commit_immediate = [0.011, 0.012, 0.013, 0.0125, 0.0115]
+    commit_deferred = [4.86, 4.85, 4.87, 4.84, 4.9]
+    v = compare(commit_immediate, commit_deferred)
+    assert v.ratio is None and v.ci_low is None
+    assert v.below_floor == "baseline"
+    assert v.difference_seconds == pytest.approx(4.848)
+    assert v.diff_ci_low is not None and v.diff_ci_low > 0
+    assert v.word == "slower"
+    assert v.label() == "+4.85 s slower (tiny baseline)"
+    back = compare(commit_deferred, commit_immediate)
+    assert back.below_floor == "candidate" and back.ratio is None
+    assert back.label() == "−4.85 s faster (tiny candidate)"
+
+
+def test_tiny_difference_between_tiny_phases_is_not_a_finding() -> None:
+    v = compare([0.010, 0.011, 0.012, 0.013, 0.014], [0.020, 0.021, 0.022, 0.023, 0.024])
+    # Twice as slow, but 10 ms is below the 50 ms floor.
+    assert v.below_floor == "both"
+    assert v.word == "no detectable difference"
+    assert v.label() == "≈ +10.0 ms (tiny phase)"
+
+
+def test_consistent_two_percent_shift_is_below_the_three_percent_threshold() -> None:
+    steady = [1.0 + 0.001 * d for d in (-3, 2, 0, 4, -1, 1, -4, 3, -2, 0.5)]
+    shifted = [x * 1.02 for x in reversed(steady)]
+    v = compare(steady, shifted, threshold=0.03)
+    assert v.ci_low is not None and v.ci_low > 1  # real, but smaller than the noise threshold
+    assert v.word == "no detectable difference"
+    assert compare(steady, shifted, threshold=0.01).word == "slower"
+
+
+def test_bad_parameters_are_one_sentence_errors() -> None:
+    with pytest.raises(UsageError, match="threshold"):
+        compare(AROUND_1, AROUND_1, threshold=-0.1)
+    with pytest.raises(UsageError, match="confidence"):
+        compare(AROUND_1, AROUND_1, confidence=1.5)
+
+
+def test_a_total_with_an_unknown_is_unknown() -> None:
+    assert total([1.0, None, 2.0]) is None
+    assert total([1.0, 2.5]) == pytest.approx(3.5)
+    assert total([]) == 0.0
+
+
+def test_drift_compares_first_and_last_third() -> None:
+    steady = [1.00, 1.01, 0.99, 1.00, 1.02, 0.98, 1.01, 0.99, 1.00]
+    creeping = [1.00, 1.01, 0.99, 1.03, 1.05, 1.04, 1.08, 1.09, 1.07]
+    assert not drift(steady, 0.03)
+    assert drift(creeping, 0.03)
+    assert not drift(creeping, 0.10)
+    assert not drift([1.0, 2.0], 0.03)  # too short to tell
+
+
+def test_balanced_order_alternates_direction_never_blocks() -> None:
+    order = balanced_order(["A", "B", "C"], 4)
+    assert [v for v, _ in order] == list("ABCCBAABCCBA")
+    assert [r for _, r in order] == [0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3]
+    names = [v for v, _ in order]
+    assert all(len(set(names[i : i + 3])) > 1 for i in range(len(names) - 2))
+    # Each variant's mean position is the same: a linear drift hits all of them equally.
+    positions = {v: [i for i, w in enumerate(names) if w == v] for v in "ABC"}
+    assert len({sum(p) for p in positions.values()}) == 1
+    two = [v for v, _ in balanced_order(["A", "B"], 3)]
+    assert two == list("ABBAAB")
