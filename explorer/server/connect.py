@@ -1,21 +1,24 @@
 """Where to connect, how to connect, and how to show it without leaking a password.
 
-A `Target` is one server: the bundled one, or the user's (DSN and/or libpq environment —
-PGHOST, PGPORT, PGUSER, PGDATABASE, PGPASSWORD, PGSERVICE, .pgpass; asyncpg reads them all).
+A `Target` is one server: the bundled one, or the user's (a URI or keyword/value DSN and/or
+the libpq environment — PGHOST, PGPORT, PGUSER, PGDATABASE, PGPASSWORD, .pgpass, which asyncpg
+reads; PGSERVICE, PGCONNECT_TIMEOUT and connect_timeout, which explorer.server.conninfo reads).
 Every connection carries an `application_name` so the sampler can find pgwx's own backends.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
-import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
 
 from explorer.errors import PgwxError
+from explorer.server import conninfo
+from explorer.server.conninfo import mask_secrets
 from explorer.server.embedded import LocalServer, bundled_bindir
 
 CONNECT_TIMEOUT = 10.0
@@ -32,37 +35,19 @@ class ConnectError(PgwxError, RuntimeError):
     """A connection could not be made; str() is one sentence saying what to do."""
 
 
-_KW_PASSWORD = re.compile(r"(password\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)", re.IGNORECASE)
-_QUERY_PASSWORD = re.compile(r"([?&]password=)[^&]*", re.IGNORECASE)
-
-
-def mask_dsn(dsn: str) -> str:
-    """Replace the password in a URL or keyword/value connection string with ***.
-
-    >>> mask_dsn("postgresql://bob:s3cret@db:5432/app")
-    'postgresql://bob:***@db:5432/app'
-    """
-    text = _KW_PASSWORD.sub(r"\1***", dsn)
-    text = _QUERY_PASSWORD.sub(r"\1***", text)
-    if "://" in text:
-        try:
-            parts = urlsplit(text)
-        except ValueError:
-            return re.sub(r"(://[^:/@]*:)[^@]*@", r"\1***@", text)
-        if "@" in parts.netloc:
-            userinfo, _, hostinfo = parts.netloc.rpartition("@")
-            if ":" in userinfo:
-                userinfo = userinfo.split(":", 1)[0] + ":***"
-            text = urlunsplit(parts._replace(netloc=f"{userinfo}@{hostinfo}"))
-    return text
+mask_dsn = mask_secrets
+"""The one masking function under its older name: every password in a sentence becomes ***."""
 
 
 @dataclass
 class Target:
     """One server pgwx talks to.
 
+    A password in `dsn` is moved to `password` when the Target is made, so `dsn` (and
+    `repr()`) can be handed to anything, including a child's command line.
+
     Args:
-        dsn: A libpq URL or keyword string; None means the environment alone.
+        dsn: A libpq URI or keyword/value string; None means the environment alone.
         bundled: The LocalServer pgwx owns, when it is the bundled one.
     """
 
@@ -70,26 +55,79 @@ class Target:
     bundled: LocalServer | None = None
     overrides: dict[str, Any] = field(default_factory=dict)
     """Extra asyncpg.connect() keywords (host, port, user, database)."""
+    password: str | None = field(default=None, repr=False, compare=False)
+    """The password the DSN carried; reaches asyncpg and a child's PGPASSWORD, nothing else."""
+
+    invalid: str | None = field(default=None, init=False, repr=False, compare=False)
+    """Why the DSN cannot be parsed (it is then kept masked: nothing can use it anyway)."""
+
+    def __post_init__(self) -> None:
+        if not self.dsn:
+            return
+        try:
+            stripped, secret = conninfo.strip_password(self.dsn)
+        except ValueError as exc:
+            # connect() and the tools refuse it with this reason; nothing keeps the password
+            masked = mask_secrets(self.dsn)
+            self.invalid = str(exc) if masked == self.dsn else _WITHHELD
+            self.dsn = masked
+            return
+        self.dsn = stripped
+        if secret is not None:
+            self.password = secret
 
     @property
     def owned(self) -> bool:
         """pgwx started this server and may restart it."""
         return self.bundled is not None
 
+    def _external(self) -> bool:
+        """A DSN or PGSERVICE names the server (never for the bundled one)."""
+        return self.bundled is None and bool(self.dsn or os.environ.get("PGSERVICE"))
+
+    def _resolved(self) -> tuple[dict[str, str], Path | None]:
+        """libpq keywords of the DSN and service; ConnectError when they cannot be read."""
+        if self.invalid is not None:
+            raise ConnectError(_bad_dsn(ValueError(self.invalid)))
+        try:
+            params, path = conninfo.resolve(self.dsn, os.environ)
+        except ValueError as exc:
+            raise ConnectError(_bad_dsn(exc)) from None
+        if self.password is not None:
+            params["password"] = self.password
+        return params, path
+
     def connect_kwargs(self) -> dict[str, Any]:
-        """Keyword arguments for asyncpg.connect()."""
+        """Keyword arguments for asyncpg.connect() (the timeout is `connect_timeout()`).
+
+        Raises:
+            ConnectError: the DSN or service file cannot be read.
+        """
         kwargs: dict[str, Any] = dict(self.bundled.connect_kwargs()) if self.bundled else {}
-        if self.dsn:
-            kwargs["dsn"] = self.dsn
+        if self._external():
+            try:
+                kwargs.update(conninfo.asyncpg_kwargs(self._resolved()[0]))
+            except ValueError as exc:
+                raise ConnectError(_bad_dsn(exc)) from None
+        elif self.password is not None:
+            kwargs["password"] = self.password
         kwargs.update(self.overrides)
         return kwargs
+
+    def connect_timeout(self) -> float | None:
+        """Seconds to wait (connect_timeout, PGCONNECT_TIMEOUT, 10); None: no limit."""
+        params = self._resolved()[0] if self.bundled is None else {}
+        try:
+            return conninfo.connect_timeout(params, os.environ, CONNECT_TIMEOUT)
+        except ValueError as exc:
+            raise ConnectError(_bad_dsn(exc)) from None
 
     def label(self) -> str:
         """How the server is shown anywhere: never with a password."""
         if self.bundled is not None:
             return self.bundled.label()
         if self.dsn:
-            return mask_dsn(self.dsn)
+            return mask_secrets(self.dsn)
         env = os.environ
         if env.get("PGSERVICE"):
             return f"service={env['PGSERVICE']}"
@@ -97,12 +135,13 @@ class Target:
         port = env.get("PGPORT", "5432")
         user = env.get("PGUSER", "")
         db = env.get("PGDATABASE", "")
-        return f"{user + '@' if user else ''}{host}:{port}{'/' + db if db else ''}"
+        return mask_secrets(f"{user + '@' if user else ''}{host}:{port}{'/' + db if db else ''}")
 
     def tool_env(self) -> dict[str, str]:
         """Environment for pg_dump, pg_restore, pgbench and psql to reach this server.
 
-        The password travels in PGPASSWORD of the child process only; it is never shown.
+        The password travels in PGPASSWORD of the child process only (never in its argv:
+        `tool_conn_args()` has none); a service is pinned to the file pgwx read it from.
         """
         env = dict(os.environ)
         if self.bundled is not None:
@@ -113,6 +152,13 @@ class Target:
                 PGUSER=str(kw["user"]),
                 PGDATABASE=str(kw["database"]),
             )
+        if self.password is not None:
+            env["PGPASSWORD"] = self.password
+        if self._external():
+            with contextlib.suppress(ConnectError):
+                path = self._resolved()[1]
+                if path is not None:
+                    env["PGSERVICEFILE"] = str(path)
         for key, var in (
             ("host", "PGHOST"),
             ("port", "PGPORT"),
@@ -135,31 +181,70 @@ class Target:
         return str(bundled_bindir() / name)
 
     def tool_conn_args(self) -> list[str]:
-        """Arguments that name the database for libpq tools (`-d DSN` when there is one)."""
-        return ["-d", self.dsn] if self.dsn else []
+        """`-d DSN` for libpq tools when there is a DSN: always without its password.
+
+        Raises:
+            ConnectError: the DSN cannot be parsed (so its password could not be taken out).
+        """
+        if not self.dsn:
+            return []
+        if self.invalid is not None:
+            raise ConnectError(_bad_dsn(ValueError(self.invalid)))
+        return ["-d", self.dsn]
 
     async def connect(
         self,
         purpose: str,
         *,
         statement_timeout_ms: int | None = None,
-        timeout: float = CONNECT_TIMEOUT,
+        timeout: float | None = None,
     ) -> asyncpg.Connection:
-        """Open one connection tagged `pgwx-<purpose>`; errors become one sentence."""
-        settings = {"application_name": f"{APP_PREFIX}-{purpose}"}
+        """Open one connection tagged `pgwx-<purpose>`; errors become one sentence.
+
+        Args:
+            purpose: Suffix of the application_name.
+            statement_timeout_ms: The session's statement_timeout, if any.
+            timeout: Seconds to wait; None means `connect_timeout()`.
+        """
+        kwargs = self.connect_kwargs()
+        wait = self.connect_timeout() if timeout is None else timeout
+        settings = {
+            **kwargs.pop("server_settings", {}),
+            "application_name": f"{APP_PREFIX}-{purpose}",
+        }
         if statement_timeout_ms is not None:
             settings["statement_timeout"] = str(statement_timeout_ms)
         try:
-            return await asyncpg.connect(
-                **self.connect_kwargs(), timeout=timeout, server_settings=settings
-            )
+            return await asyncpg.connect(**kwargs, timeout=wait, server_settings=settings)
         except Exception as exc:
-            raise ConnectError(explain_connect_error(exc, self.label())) from None
+            raise ConnectError(explain_connect_error(exc, self.label(), wait)) from None
 
 
-def explain_connect_error(exc: BaseException, where: str) -> str:
-    """One sentence for a failed connection: what went wrong and what to do."""
-    text = mask_dsn(str(exc)).strip().rstrip(".")
+_WITHHELD = (
+    "it cannot be parsed, and the reason is withheld as it may quote part of the password; "
+    "quote keyword values with '…' and percent-encode @ : / in a URI password"
+)
+
+
+def _bad_dsn(exc: ValueError) -> str:
+    text = mask_secrets(str(exc)).strip().rstrip(".")
+    return (
+        f"The connection string is not valid ({text}); use a URI such as "
+        "postgresql://user@host/db or keyword=value pairs such as 'host=db dbname=app'."
+    )
+
+
+def explain_connect_error(
+    exc: BaseException, where: str, timeout: float | None = CONNECT_TIMEOUT
+) -> str:
+    """One sentence for a failed connection: what went wrong and what to do.
+
+    Args:
+        exc: What asyncpg raised.
+        where: The server's label (already masked).
+        timeout: The connect timeout that was in force, for the message when it ran out.
+    """
+    text = mask_secrets(str(exc)).strip().rstrip(".")
     if isinstance(exc, asyncpg.InvalidPasswordError):
         return (
             f"Password authentication failed for {where}; check the password in the DSN, "
@@ -177,8 +262,8 @@ def explain_connect_error(exc: BaseException, where: str) -> str:
         )
     if isinstance(exc, TimeoutError):
         return (
-            f"No answer from {where} within {CONNECT_TIMEOUT:.0f} s; check the host, port "
-            "and firewall."
+            f"No answer from {where} within {timeout or 0:g} s; check the host, port and "
+            "firewall (connect_timeout or PGCONNECT_TIMEOUT set the wait)."
         )
     if isinstance(exc, ConnectionRefusedError | FileNotFoundError):
         return (
@@ -188,8 +273,5 @@ def explain_connect_error(exc: BaseException, where: str) -> str:
     if isinstance(exc, OSError):
         return f"Could not reach {where} ({text}); check the host name and network."
     if isinstance(exc, ValueError | TypeError):
-        return (
-            f"The connection string is not valid ({text}); use postgresql://user@host/db "
-            "or key=value pairs."
-        )
+        return _bad_dsn(ValueError(text))
     return f"Could not connect to {where}: {text}."
