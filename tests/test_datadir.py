@@ -128,6 +128,16 @@ def test_foreign_cluster_is_refused_untouched(base: Path) -> None:
         LocalServer(target).stop()
     assert _snapshot(target) == before
     assert not (target / "sock").exists() and not (target / "server.log").exists()
+    # What an older pgwx left in a foreign cluster does not make it pgwx's own.
+    (target / "sock").mkdir()
+    (target / "server.log").touch()
+    _refused(target, "cluster pgwx did not make")
+
+
+def test_marker_and_lock_files_belong_to_the_cluster_user(own: LocalServer) -> None:
+    owner = os.stat(own.data_dir).st_uid
+    for name in ("pgwx-cluster.json", "pgwx.lock", "pgwx-users.lock"):
+        assert os.stat(own.data_dir / name).st_uid == owner
 
 
 @pytest.mark.skipif(not ROOT, reason="the server runs as another user only when pgwx is root")

@@ -112,13 +112,20 @@ def _older_pgwx_layout(data_dir: Path) -> bool:
         return False
 
 
-def write_marker(data_dir: Path) -> None:
-    """Mark `data_dir` as a cluster pgwx made (written only after initdb succeeded)."""
+def write_marker(data_dir: Path, owner: tuple[int, int] | None = None) -> None:
+    """Mark `data_dir` as a cluster pgwx made (written only after initdb succeeded).
+
+    Args:
+        data_dir: The cluster directory.
+        owner: (uid, gid) to give the file, like the cluster's own files; None keeps ours.
+    """
     body = {"format": MARKER_FORMAT, "made": datetime.now(UTC).isoformat(timespec="seconds")}
     path = data_dir / MARKER
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(json.dumps(body) + "\n")
     tmp.chmod(0o644)
+    if owner is not None:
+        os.chown(tmp, *owner)
     os.replace(tmp, path)
 
 
@@ -197,8 +204,10 @@ def remove_auto_conf_settings(data_dir: Path, names: list[str]) -> list[str]:
 class DirLock:
     """The holder lock (exclusive, with who holds it) and the attached-users lock of one dir."""
 
-    def __init__(self, data_dir: Path) -> None:
+    def __init__(self, data_dir: Path, owner: tuple[int, int] | None = None) -> None:
         self.data_dir = data_dir
+        self.owner = owner
+        """(uid, gid) for the lock files, like the cluster's own files; None keeps ours."""
         self._held: IO[str] | None = None
         self._attached: IO[str] | None = None
 
@@ -211,7 +220,7 @@ class DirLock:
         """Take the holder lock; None on success, else who holds it ("pgwx pid … since …")."""
         if self._held is not None:
             return None
-        f = open(self.data_dir / LOCK, "a+")
+        f = self._open(LOCK, "a+")
         try:
             fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -231,7 +240,7 @@ class DirLock:
     def attach(self) -> None:
         """Say this object uses the server another pgwx holds (a shared lock)."""
         if self._attached is None:
-            f = open(self.data_dir / USERS_LOCK, "a")
+            f = self._open(USERS_LOCK, "a")
             fcntl.flock(f, fcntl.LOCK_SH)
             self._attached = f
 
@@ -243,13 +252,19 @@ class DirLock:
 
     def others_attached(self) -> bool:
         """Another pgwx is attached to the server this object holds."""
-        with open(self.data_dir / USERS_LOCK, "a") as f:
+        with self._open(USERS_LOCK, "a") as f:
             try:
                 fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
                 return True
             fcntl.flock(f, fcntl.LOCK_UN)
             return False
+
+    def _open(self, name: str, mode: str) -> IO[str]:
+        f = open(self.data_dir / name, mode)
+        if self.owner is not None:
+            os.fchown(f.fileno(), *self.owner)
+        return f
 
     def release(self) -> None:
         """Let go of both locks (closing the file releases the flock)."""

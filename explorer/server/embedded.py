@@ -163,7 +163,7 @@ class LocalServer:
         """True when this object started the server (so it should stop it)."""
         self.holder: str | None = None
         """Who holds the directory when this object only attached ("pgwx pid … since …")."""
-        self._lock = datadir.DirLock(self.data_dir)
+        self._lock = datadir.DirLock(self.data_dir, self._owner)
 
     # ------------------------------------------------------------------ plumbing
     def tool(self, name: str) -> Path:
@@ -192,6 +192,11 @@ class LocalServer:
             raise ServerError(
                 f"{Path(args[0]).name} did not finish in {timeout:.0f} s; see {self.log_file}."
             ) from exc
+
+    @property
+    def _owner(self) -> tuple[int, int] | None:
+        """(uid, gid) of the server's user when it is not us."""
+        return (self._run_as.uid, self._run_as.gid) if self._run_as else None
 
     def _chown(self, path: Path) -> None:
         if self._run_as is not None:
@@ -226,7 +231,7 @@ class LocalServer:
         none yet; ServerError for anything pgwx must leave alone."""
         kind = datadir.classify(self.data_dir)
         if kind == "legacy":
-            datadir.write_marker(self.data_dir)
+            datadir.write_marker(self.data_dir, self._owner)
         return kind != "new"
 
     def _make_dir(self) -> None:
@@ -287,7 +292,7 @@ class LocalServer:
                 "logging_collector = off\n"
                 "log_line_prefix = '%m [%p] %a '\n"
             )
-        datadir.write_marker(self.data_dir)
+        datadir.write_marker(self.data_dir, self._owner)
 
     def is_running(self) -> bool:
         """pg_ctl status says a postmaster serves this directory."""
@@ -355,8 +360,7 @@ class LocalServer:
             if names:
                 hint = (
                     f"; {self.data_dir / datadir.AUTO_CONF} sets {', '.join(names)}, so if one of "
-                    "those is the cause, delete its line there (pgwx can: repair_auto_conf) and "
-                    "start again"
+                    "those is the cause, delete its line from that file and start again"
                 )
             log = self.last_log_line().rstrip(".")
             raise ServerError(f"PostgreSQL in {self.data_dir} {failure}: {log}{hint}.")
@@ -366,7 +370,8 @@ class LocalServer:
 
         Refused (ServerError naming the holder) while another pgwx holds the directory, and
         for a directory pgwx did not make. The holder leaves the server running while another
-        pgwx is attached to it.
+        pgwx is attached to it (as --keep-server would; the server is then stopped by whoever
+        holds the directory next and stops it).
 
         Returns:
             True when this call stopped the server.
