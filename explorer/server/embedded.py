@@ -139,7 +139,7 @@ class LocalServer:
 
     The data directory is created when it does not exist, and used when it holds a cluster pgwx
     made (see `explorer.server.datadir`); anything else is refused with a `ServerError`,
-    untouched. Nothing happens on disk before `start()`.
+    untouched. The constructor does not touch the data directory.
 
     Two pgwx on one data directory: the object that starts the server (or first takes up one
     left running) holds the directory for its life, until `stop()` or `release()`. Another
