@@ -8,10 +8,15 @@ PostgreSQL 15 beside the bundled 18.
 PostgreSQL refuses to run as root. When pgwx runs as root, the server runs as the system user
 `pgwx` (created on first use), and the binaries are copied out of root's private home when that
 user could not reach them.
+
+Which directories pgwx may use as a data directory, and how two pgwx share one, is the business
+of `explorer.server.datadir`: pgwx creates a directory that does not exist or uses one it made;
+anything else is refused, untouched.
 """
 
 from __future__ import annotations
 
+import gc
 import os
 import pwd
 import re
@@ -21,8 +26,11 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from explorer.errors import PgwxError
 from explorer.paths import data_home
+from explorer.server import datadir
+from explorer.server.datadir import ServerError
+
+__all__ = ["LocalServer", "ServerError", "bundled_bindir", "default_data_dir"]
 
 SERVICE_USER = "pgwx"
 """System user that runs the server when pgwx itself runs as root."""
@@ -30,10 +38,6 @@ SUPERUSER = "pgwx"
 """Database superuser created by initdb."""
 PORT = 5432
 """Socket-only, so the port only names the socket file; every cluster has its own dir."""
-
-
-class ServerError(PgwxError, RuntimeError):
-    """The bundled server could not be initialised, started or stopped. str() is one sentence."""
 
 
 def bundled_bindir() -> Path:
@@ -102,6 +106,7 @@ def _usable_bindir(bindir: Path, run_as: _RunAs | None) -> Path:
     package = install.parent
     stamp = (bindir / "postgres").stat().st_mtime_ns
     target = Path("/var/lib/pgwx") / f"pginstall-{stamp}"
+    made_home = not target.parent.exists()
     if not (target / package.name / install.name / "bin" / "postgres").exists():
         tmp = target.with_name(target.name + ".tmp")
         shutil.rmtree(tmp, ignore_errors=True)
@@ -112,7 +117,8 @@ def _usable_bindir(bindir: Path, run_as: _RunAs | None) -> Path:
             shutil.copytree(libs, tmp / libs.name, symlinks=True)
         _open_to_others(tmp)
         tmp.rename(target)
-    target.parent.chmod(0o755)
+    if made_home:  # only a directory pgwx just made; never someone's existing one
+        target.parent.chmod(0o755)
     return target / package.name / install.name / "bin"
 
 
@@ -131,6 +137,17 @@ def _open_to_others(top: Path) -> None:
 class LocalServer:
     """One PostgreSQL cluster in a directory pgwx made for it, reached over a unix socket.
 
+    The data directory is created when it does not exist, and used when it holds a cluster pgwx
+    made (see `explorer.server.datadir`); anything else is refused with a `ServerError`,
+    untouched. The constructor does not touch the data directory.
+
+    Two pgwx on one data directory: the object that starts the server (or first takes up one
+    left running) holds the directory for its life, until `stop()` or `release()`. Another
+    object, in this process or another, that calls `start()` while the server runs attaches
+    knowingly: `started_here` is False and `holder` names the holder (pid, host, since). Its
+    `stop()` and `restart()` refuse with one sentence naming the holder, and the holder's
+    `stop()` leaves the server running while anyone is attached.
+
     Args:
         data_dir: The cluster directory (created if missing).
         bindir: Directory holding initdb, pg_ctl and postgres; the bundled 18 by default.
@@ -144,6 +161,9 @@ class LocalServer:
         self.log_file = self.data_dir / "server.log"
         self.started_here = False
         """True when this object started the server (so it should stop it)."""
+        self.holder: str | None = None
+        """Who holds the directory when this object only attached ("pgwx pid … since …")."""
+        self._lock = datadir.DirLock(self.data_dir, self._owner)
 
     # ------------------------------------------------------------------ plumbing
     def tool(self, name: str) -> Path:
@@ -173,6 +193,11 @@ class LocalServer:
                 f"{Path(args[0]).name} did not finish in {timeout:.0f} s; see {self.log_file}."
             ) from exc
 
+    @property
+    def _owner(self) -> tuple[int, int] | None:
+        """(uid, gid) of the server's user when it is not us."""
+        return (self._run_as.uid, self._run_as.gid) if self._run_as else None
+
     def _chown(self, path: Path) -> None:
         if self._run_as is not None:
             os.chown(path, self._run_as.uid, self._run_as.gid)
@@ -192,13 +217,49 @@ class LocalServer:
         """A cluster exists in data_dir."""
         return (self.data_dir / "PG_VERSION").exists()
 
-    def init(self) -> None:
-        """Create the cluster (trust auth is safe: the socket directory is private)."""
-        if self.initialised:
-            return
-        self.data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    def _check_reachable(self) -> None:
+        run_as = self._run_as
+        datadir.check_reachable(
+            self.data_dir,
+            run_as.uid if run_as else None,
+            run_as.gid if run_as else None,
+            SERVICE_USER,
+        )
+
+    def _ours(self) -> bool:
+        """True for a cluster pgwx made (marking one an older pgwx made), False when there is
+        none yet; ServerError for anything pgwx must leave alone."""
+        kind = datadir.classify(self.data_dir)
+        if kind == "legacy":
+            datadir.write_marker(self.data_dir, self._owner)
+        return kind != "new"
+
+    def _make_dir(self) -> None:
+        """Create the data directory (and any missing parents) — only what does not exist."""
+        missing = [p for p in reversed(self.data_dir.parents) if not p.exists()]
+        try:
+            for parent in missing:
+                parent.mkdir()
+                if self._run_as is not None:  # made by us, so ours to open to the server's user
+                    parent.chmod(0o755)
+            self.data_dir.mkdir(mode=0o700)
+        except OSError as exc:
+            raise ServerError(
+                f"pgwx could not create {self.data_dir} ({exc.strerror}); choose a --data-dir "
+                "in a directory you can write to."
+            ) from None
         self.data_dir.chmod(0o700)
         self._chown(self.data_dir)
+
+    def init(self) -> None:
+        """Create the cluster (trust auth is safe: the socket directory is private).
+
+        Only in a directory that does not exist yet; a cluster pgwx made is left as it is.
+        """
+        if self._ours():
+            return
+        self._check_reachable()
+        self._make_dir()
         proc = self._run(
             [
                 str(self.tool("initdb")),
@@ -215,6 +276,7 @@ class LocalServer:
             ]
         )
         if proc.returncode != 0:
+            shutil.rmtree(self.data_dir, ignore_errors=True)  # we made it: leave nothing behind
             raise ServerError(
                 f"initdb failed in {self.data_dir}: "
                 f"{proc.stderr.strip().splitlines()[-1] if proc.stderr else ''}"
@@ -222,7 +284,7 @@ class LocalServer:
         conf = self.data_dir / "postgresql.conf"
         with conf.open("a") as f:
             f.write(
-                "\n# pgwx: unix socket only, in a directory only the server's user can enter\n"
+                f"\n{datadir.CONF_BLOCK}, in a directory only the server's user can enter\n"
                 "listen_addresses = ''\n"
                 f"unix_socket_directories = '{self.socket_dir}'\n"
                 "unix_socket_permissions = 0700\n"
@@ -230,6 +292,7 @@ class LocalServer:
                 "logging_collector = off\n"
                 "log_line_prefix = '%m [%p] %a '\n"
             )
+        datadir.write_marker(self.data_dir, self._owner)
 
     def is_running(self) -> bool:
         """pg_ctl status says a postmaster serves this directory."""
@@ -241,8 +304,24 @@ class LocalServer:
         )
 
     def start(self) -> None:
-        """Initialise if needed and start; a server already running here is reused."""
+        """Initialise if needed and start; a server already running here is reused.
+
+        When another pgwx holds the directory and its server runs, this object attaches
+        (`started_here` False, `holder` set); when that server is not running, ServerError.
+        """
+        self._check_reachable()
         self.init()
+        other = self._lock.try_hold()
+        if other is not None:
+            if not self.is_running():
+                raise ServerError(
+                    f"{other} holds {self.data_dir} and its server is not running (it may be "
+                    "starting or stopping it); try again when it is done."
+                )
+            self._lock.attach()
+            self.holder = other
+            return
+        self.holder = None
         if self.is_running():
             return
         self.socket_dir.mkdir(exist_ok=True, mode=0o700)
@@ -254,20 +333,60 @@ class LocalServer:
         self.started_here = True
 
     def restart(self) -> None:
-        """Restart so that postmaster-only settings (wal_level, shared_buffers) take effect."""
+        """Restart so that postmaster-only settings (wal_level, shared_buffers) take effect.
+
+        Refused (ServerError) while another pgwx holds the directory.
+        """
+        self._hold("restarted")
         self._pg_ctl("restart", "did not restart", "-m", "fast")
+
+    def _hold(self, verb: str) -> None:
+        """Hold the directory, or ServerError naming the pgwx that does."""
+        other = self._lock.try_hold()
+        if other is not None:
+            raise ServerError(
+                f"PostgreSQL in {self.data_dir} was not {verb}: {other} is using it; quit that "
+                "pgwx first."
+            )
+        self.holder = None
 
     def _pg_ctl(self, action: str, failure: str, *extra: str) -> None:
         """pg_ctl start/restart, waiting up to 60 s; a failure quotes the server log."""
         args = [str(self.tool("pg_ctl")), "-D", str(self.data_dir), "-l", str(self.log_file)]
         proc = self._run([*args, "-w", "-t", "60", *extra, action])
         if proc.returncode != 0:
-            raise ServerError(f"PostgreSQL in {self.data_dir} {failure}: {self.last_log_line()}")
+            hint = ""
+            names = datadir.auto_conf_settings(self.data_dir)
+            if names:
+                hint = (
+                    f"; {self.data_dir / datadir.AUTO_CONF} sets {', '.join(names)}, so if one of "
+                    "those is the cause, delete its line from that file and start again"
+                )
+            log = self.last_log_line().rstrip(".")
+            raise ServerError(f"PostgreSQL in {self.data_dir} {failure}: {log}{hint}.")
 
-    def stop(self) -> None:
-        """Fast shutdown; quiet when it is not running."""
+    def stop(self) -> bool:
+        """Fast shutdown; quiet when it is not running.
+
+        Refused (ServerError naming the holder) while another pgwx holds the directory, and
+        for a directory pgwx did not make. The holder leaves the server running while another
+        pgwx is attached to it (as --keep-server would; the server is then stopped by whoever
+        holds the directory next and stops it).
+
+        Returns:
+            True when this call stopped the server.
+        """
+        if not self._ours():
+            return False
+        self._hold("stopped")
         if not self.is_running():
-            return
+            self.release()
+            return False
+        if self._lock.others_attached():
+            # A LocalServer this process dropped keeps its lock until it is collected.
+            gc.collect()
+            if self._lock.others_attached():
+                return False
         proc = self._run(
             [
                 str(self.tool("pg_ctl")),
@@ -283,6 +402,45 @@ class LocalServer:
         )
         if proc.returncode != 0:
             raise ServerError(f"PostgreSQL in {self.data_dir} did not stop: {self.last_log_line()}")
+        self.release()
+        return True
+
+    def release(self) -> None:
+        """Let go of the directory (held or attached) without touching the server."""
+        self._lock.release()
+        self.holder = None
+
+    def repair_auto_conf(self, names: list[str]) -> list[str]:
+        """Remove the named settings from postgresql.auto.conf while the server is stopped.
+
+        For a cluster pgwx made, whose server cannot start because of a value set there with
+        ALTER SYSTEM (say shared_buffers = '7TB'). Every other line of the file is kept as it
+        was, and its mode and owner too.
+
+        Args:
+            names: Setting names (case does not matter).
+
+        Returns:
+            The names that were in the file and are now removed.
+
+        Raises:
+            ServerError: not pgwx's cluster, held by another pgwx, or the server is running
+                (use ALTER SYSTEM RESET then).
+        """
+        if not self._ours():
+            raise ServerError(
+                f"{self.data_dir} holds no cluster yet, so there is nothing to repair."
+            )
+        self._hold("repaired")
+        if self.is_running():
+            raise ServerError(
+                f"PostgreSQL in {self.data_dir} is running, so pgwx does not edit its "
+                f"{datadir.AUTO_CONF}; use ALTER SYSTEM RESET, or stop it first."
+            )
+        try:
+            return datadir.remove_auto_conf_settings(self.data_dir, names)
+        finally:
+            self.release()
 
     def last_log_line(self) -> str:
         """The last meaningful line of the server log, for error messages."""
