@@ -336,17 +336,16 @@ class ResultStore:
         return self._as_seen(self._stored_record(run_id))
 
     def resolve(self, ref: str) -> str:
-        """A run id from 'latest' (the latest run with results), a full id, or a unique prefix."""
+        """A run id from 'latest' (the newest run, whatever it holds), a full id, or a prefix.
+
+        What a person means by 'latest' is `choose()`: the latest run with results.
+        """
         if ref == "latest":
             row = self.db.execute(
-                "SELECT id FROM runs WHERE EXISTS (SELECT 1 FROM trials t WHERE t.run_id = "
-                "runs.id AND json_extract(t.result, '$.status') = 'ok') "
-                "ORDER BY started_at DESC, id DESC LIMIT 1"
+                "SELECT id FROM runs ORDER BY started_at DESC, id DESC LIMIT 1"
             ).fetchone()
             if row is None:
-                if self.db.execute("SELECT 1 FROM runs LIMIT 1").fetchone() is None:
-                    raise StoreError("No runs yet; start one with `pgwx run PROFILE`.")
-                raise StoreError("No run has a finished trial yet; `pgwx runs` lists them by id.")
+                raise StoreError("No runs yet; start one with `pgwx run PROFILE`.")
             return str(row[0])
         rows = self.db.execute("SELECT id FROM runs WHERE id LIKE ? || '%'", (ref,)).fetchall()
         if len(rows) != 1:
@@ -354,15 +353,27 @@ class ResultStore:
             raise StoreError(f"{what} matches {ref!r}; `pgwx runs` lists them.")
         return str(rows[0][0])
 
+    def latest_with_results(self) -> str:
+        """The newest run with at least one trial that finished ok."""
+        row = self.db.execute(
+            "SELECT id FROM runs WHERE EXISTS (SELECT 1 FROM trials t WHERE t.run_id = "
+            "runs.id AND json_extract(t.result, '$.status') = 'ok') "
+            "ORDER BY started_at DESC, id DESC LIMIT 1"
+        ).fetchone()
+        if row is None:
+            self.resolve("latest")  # no runs at all says so
+            raise StoreError("No run has a finished trial yet; `pgwx runs` lists them by id.")
+        return str(row[0])
+
     def choose(self, ref: str) -> tuple[str, str | None]:
-        """Like resolve(), with a line saying which run 'latest' turned out to be.
+        """The run a person means: for 'latest', the latest run with results.
 
         Returns:
-            The run id, and for 'latest' a sentence naming the run (else None).
+            The run id, and for 'latest' a sentence naming the run chosen (else None).
         """
-        run_id = self.resolve(ref)
         if ref != "latest":
-            return run_id, None
+            return self.resolve(ref), None
+        run_id = self.latest_with_results()
         record = self._record_row(run_id)
         when = record.started_at.astimezone().strftime("%Y-%m-%d %H:%M")
         return run_id, f"latest run with results: {run_id} ({record.profile.name}, {when})"
