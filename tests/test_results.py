@@ -28,15 +28,21 @@ from explorer.lab.results import (
     this_process,
     write_private,
 )
+from explorer.lab.runner import Runner, RunOptions
 from explorer.models import (
     Capabilities,
+    Event,
     Notice,
     PhaseResult,
+    PhaseStarted,
     RunRecord,
     ServerInfo,
     TrialResult,
     TrialStatus,
+    Variant,
 )
+from explorer.server.connect import Target
+from tests.conftest import small_profile
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -161,6 +167,34 @@ def test_runs_in_another_terminal_during_a_run(
         proc.stdin.close()
         assert proc.wait(timeout=30) == 0
     record = ResultStore(path).load("busy")
+    assert record.status == "finished" and len(record.trials) == 2
+
+
+async def test_pgwx_runs_while_the_runner_is_mid_trial(pg18: Target, store: ResultStore) -> None:
+    """The real runner, the real `pgwx runs` in another process, mid-phase of trial two."""
+    profile = small_profile("table-kind", [Variant(name="logged")], rows=2000, repeats=2)
+    runner = Runner(pg18, profile, store, RunOptions(settle_seconds=0.0))
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "PGWX_RESULTS": str(store.path)}
+    listings: list[subprocess.CompletedProcess[str]] = []
+
+    def emit(event: Event) -> None:
+        if isinstance(event, PhaseStarted) and not listings and store.trial_counts(runner.run_id):
+            listings.append(
+                subprocess.run(
+                    [sys.executable, "-m", "explorer.cli", "runs"],
+                    cwd=ROOT,
+                    env=env,
+                    capture_output=True,
+                    text=True,
+                    timeout=60,
+                )
+            )
+
+    record = await runner.run(emit)
+    assert listings, "no phase started after the first trial"
+    listing = listings[0]
+    assert listing.returncode == 0, listing.stderr
+    assert runner.run_id in listing.stdout and "running" in listing.stdout
     assert record.status == "finished" and len(record.trials) == 2
 
 
