@@ -224,6 +224,27 @@ def test_dead_owner_is_marked_by_the_next_writer_not_by_runs(
     writer.close()
 
 
+def test_a_failed_trial_write_keeps_its_events_for_the_next(tmp_path: Path) -> None:
+    path = tmp_path / "r.sqlite"
+    store = ResultStore(path)
+    store.begin_run(make_record("r"))
+    store.add_event("r", note("one"))
+    with sqlite3.connect(path) as db:
+        db.execute(
+            "CREATE TRIGGER refuse BEFORE INSERT ON trials WHEN NEW.seq = 0 "
+            "BEGIN SELECT RAISE(ABORT, 'refused'); END"
+        )
+    with pytest.raises(sqlite3.IntegrityError):
+        store.add_trial("r", make_trial("r", 1))
+    assert list(ResultStore(path).events("r")) == []  # rolled back with the trial
+    with sqlite3.connect(path) as db:
+        db.execute("DROP TRIGGER refuse")
+    store.add_event("r", note("two"))
+    store.add_trial("r", make_trial("r", 2))
+    assert [e.message for e in ResultStore(path).events("r")] == ["one", "two"]  # type: ignore[union-attr]
+    store.close()
+
+
 def test_owner_identity_survives_pid_reuse() -> None:
     me = this_process()
     assert not owner_gone(me)
