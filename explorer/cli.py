@@ -214,9 +214,26 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0 if record.status == "finished" else 1
 
 
+def quiet_on_broken_pipe(command: Callable[[argparse.Namespace], int]) -> Callable[..., int]:
+    """Let `pgwx runs | head` end quietly when the reader stops reading."""
+
+    def wrapped(args: argparse.Namespace) -> int:
+        try:
+            status = command(args)
+            sys.stdout.flush()  # a short listing is still in the buffer: fail here, not at exit
+            return status
+        except BrokenPipeError:
+            # Python flushes stdout again at exit; point it at /dev/null so that is quiet too.
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            return 0
+
+    return wrapped
+
+
+@quiet_on_broken_pipe
 def cmd_runs(_args: argparse.Namespace) -> int:
+    # Listing never writes: another pgwx may be in the middle of a run.
     store = ResultStore()
-    store.mark_interrupted()
     runs = store.list_runs()
     if not runs:
         print("no runs yet; try `pgwx run quick-demo`")
@@ -232,15 +249,22 @@ def cmd_runs(_args: argparse.Namespace) -> int:
     return 0
 
 
+@quiet_on_broken_pipe
 def cmd_report(args: argparse.Namespace) -> int:
     store = ResultStore()
-    print(render(store.load(args.run), args.format), end="")
+    run_id, chosen = store.choose(args.run)
+    if chosen:
+        print(chosen, file=sys.stderr)
+    print(render(store.load(run_id), args.format), end="")
     return 0
 
 
+@quiet_on_broken_pipe
 def cmd_replay(args: argparse.Namespace) -> int:
     store = ResultStore()
-    run_id = store.resolve(args.run)
+    run_id, chosen = store.choose(args.run)
+    if chosen:
+        print(chosen, file=sys.stderr)
     if not args.headless:
         from explorer.tui.app import run_app
 
@@ -258,6 +282,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     return 0
 
 
+@quiet_on_broken_pipe
 def cmd_profiles(_args: argparse.Namespace) -> int:
     for path, prof in list_profiles():
         if isinstance(prof, ProfileError):

@@ -12,7 +12,6 @@ import pytest
 from explorer import cli
 from explorer.lab.profiles import ProfileError, list_profiles, load_profile
 from explorer.lab.report import render, summarize
-from explorer.lab.results import ResultStore
 from explorer.models import Knobs, Profile, TableKind, Variant
 from explorer.server.connect import Target
 from tests.conftest import RunProfile
@@ -176,34 +175,3 @@ def test_cli_profiles_lists_titles(capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["profiles"]) == 0
     out = capsys.readouterr().out
     assert "quick-demo" in out and "variants" in out
-
-
-def test_store_marks_interrupted_runs_incomplete(tmp_path: Path) -> None:
-    import datetime as dt
-
-    from explorer.models import Capabilities, RunRecord, ServerInfo
-
-    store = ResultStore(tmp_path / "r.sqlite")
-    caps = Capabilities(
-        version_num=180006,
-        version="18.6",
-        lz4=False,
-        pg_stat_io="split_bytes",
-        pg_stat_checkpointer=True,
-        superuser=True,
-        pg_monitor=True,
-        alter_system=True,
-        owned=True,
-        system_identifier="1",
-    )
-    record = RunRecord(
-        id="dead-run",
-        profile=load_profile("quick-demo"),
-        server=ServerInfo(dsn_masked="x", bundled=True, capabilities=caps),
-        started_at=dt.datetime.now(dt.UTC),
-    )
-    store.begin_run(record)
-    store.close()
-    again = ResultStore(tmp_path / "r.sqlite")
-    assert again.mark_interrupted() == ["dead-run"]
-    assert again.load("dead-run").status == "incomplete"

@@ -1,17 +1,21 @@
 """The durable store of runs, trials and events (SQLite, standard library).
 
 Every finished trial is committed before the next one starts; the whole event stream is
-kept so `pgwx replay` can play a run back without a server. A run still marked "running"
-when pgwx starts again was interrupted and is reported as incomplete.
+kept so `pgwx replay` can play a run back without a server. Several pgwx processes share
+one store: writes are short transactions with a busy timeout, reading never writes, and a
+run still marked "running" is reported as incomplete only once its owner process is gone.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import os
+import socket
 import sqlite3
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import NamedTuple
 
 from pydantic import TypeAdapter
 
@@ -20,6 +24,11 @@ from explorer.models import Event, RunRecord, RunStatus, TrialResult
 from explorer.paths import data_home
 
 _EVENT: TypeAdapter[Event] = TypeAdapter(Event)
+
+BUSY_TIMEOUT = 10.0
+"""Seconds a write waits for another process's transaction (those last milliseconds)."""
+
+INTERRUPTED = "pgwx stopped before the run ended"
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -31,7 +40,11 @@ CREATE TABLE IF NOT EXISTS trials (
 CREATE TABLE IF NOT EXISTS events (
     run_id TEXT NOT NULL REFERENCES runs(id), seq INTEGER NOT NULL, event TEXT NOT NULL,
     PRIMARY KEY (run_id, seq));
+CREATE TABLE IF NOT EXISTS owners (
+    run_id TEXT PRIMARY KEY REFERENCES runs(id), host TEXT NOT NULL, pid INTEGER NOT NULL,
+    started TEXT);
 """
+_TABLES = {"runs", "trials", "events", "owners"}
 
 
 class StoreError(PgwxError, RuntimeError):
@@ -51,67 +64,227 @@ def new_run_id(now: dt.datetime | None = None) -> str:
     return now.strftime("%Y%m%d-%H%M%S-") + os.urandom(2).hex()
 
 
+# --------------------------------------------------------------------------- private files
+
+
+def private_dir(path: Path) -> Path:
+    """Make `path` a directory; if pgwx creates it, only its owner may enter it (0700).
+
+    A directory that already exists is left exactly as it is: it may be the user's own.
+    Missing ancestors are created with the default mode (they are not pgwx's).
+    """
+    if not path.is_dir():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            path.mkdir(mode=0o700)
+        except FileExistsError:
+            return path
+        path.chmod(0o700)  # the umask could have left it wider or narrower
+    return path
+
+
+def write_private(path: Path, text: str) -> Path:
+    """Write a file only its owner can read (0600), in a private directory pgwx creates."""
+    private_dir(path.parent)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as out:
+        os.fchmod(out.fileno(), 0o600)  # an older, wider file of the same name
+        out.write(text)
+    return path
+
+
+def _create_private_file(path: Path) -> None:
+    """Create the store file 0600 before SQLite does; its -wal/-shm files copy the mode."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return
+    os.close(fd)
+
+
+# --------------------------------------------------------------------------- run owners
+
+
+class Owner(NamedTuple):
+    """The process that writes a run: alive or gone is decided from these three."""
+
+    host: str
+    pid: int
+    started: str | None
+    """Boot id and start time of the process, so a recycled pid is not taken for it."""
+
+
+def _process_start(pid: int) -> str | None:
+    """'<boot id>:<start ticks>' of a live process, or None where /proc cannot say."""
+    try:
+        raw = Path(f"/proc/{pid}/stat").read_text()
+        boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    except OSError:
+        return None
+    # The command name may hold spaces and parentheses: fields count from the last ')'.
+    fields = raw[raw.rindex(")") + 2 :].split()
+    if fields[0] in ("Z", "X"):
+        return "dead"
+    return f"{boot}:{fields[19]}"
+
+
+def this_process() -> Owner:
+    """The owner record of the calling process."""
+    return Owner(socket.gethostname(), os.getpid(), _process_start(os.getpid()))
+
+
+def owner_gone(owner: Owner | None) -> bool:
+    """True when the process that wrote a run is known to be no more.
+
+    A run without an owner was written by a pgwx from before owners were kept. A run owned
+    on another host cannot be judged from here and counts as alive.
+    """
+    if owner is None:
+        return True
+    if owner.host != socket.gethostname():
+        return False
+    try:
+        os.kill(owner.pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        pass  # alive, another user's
+    if owner.started is None:
+        return False
+    return _process_start(owner.pid) != owner.started
+
+
+# --------------------------------------------------------------------------- the store
+
+
 class ResultStore:
-    """Runs on disk. Cheap to open; one per process."""
+    """Runs on disk. Cheap to open; one per process is usual, several are safe.
+
+    Events are kept in memory and written in the same short transaction as the next trial
+    (or the run's end): no transaction stays open between trials, so other pgwx processes
+    can read and write the store at any time, and a killed pgwx loses at most the trial in
+    flight.
+    """
 
     def __init__(self, path: Path | None = None) -> None:
         self.path = path or default_store_path()
+        self.owner = this_process()
+        self._pending: list[tuple[str, int, str]] = []
+        self._written = 0
+        """How many held events the open transaction has written (dropped from memory at COMMIT)."""
+        self._event_seq: dict[str, int] = {}
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self.db = sqlite3.connect(self.path)
-            self.db.execute("PRAGMA journal_mode=WAL")
-            self.db.execute("PRAGMA synchronous=FULL")
-            self.db.executescript(SCHEMA)
+            private_dir(self.path.parent)
+            _create_private_file(self.path)
+            # Autocommit: every write below is one explicit, short transaction.
+            self.db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT, isolation_level=None)
+            self._prepare()
         except (OSError, sqlite3.Error) as exc:
             raise StoreError(
                 f"Cannot open the results store {self.path} ({exc}); set "
                 "PGWX_RESULTS to a writable file."
             ) from None
-        self._event_seq: dict[str, int] = {}
+
+    def _prepare(self) -> None:
+        """WAL mode and the schema, written only when missing (opening to read never writes)."""
+        if self.db.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+            self.db.execute("PRAGMA journal_mode=WAL")  # readers never wait for the writer
+        self.db.execute("PRAGMA synchronous=FULL")
+        have = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        if not _TABLES <= have:
+            with self._write():
+                for statement in SCHEMA.split(";"):
+                    if statement.strip():
+                        self.db.execute(statement)
+
+    @contextmanager
+    def _write(self) -> Iterator[None]:
+        """One short write transaction, waiting up to BUSY_TIMEOUT for another writer."""
+        try:
+            self.db.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            raise StoreError(
+                f"The results store {self.path} stayed busy for {BUSY_TIMEOUT:.0f} s "
+                f"({exc}); try again when the other pgwx has written its trial."
+            ) from None
+        try:
+            yield
+        except BaseException:
+            self._written = 0  # still held: the next transaction writes them again
+            self.db.execute("ROLLBACK")
+            raise
+        self.db.execute("COMMIT")
+        del self._pending[: self._written]
+        self._written = 0
 
     def close(self) -> None:
-        """Commit anything pending and close."""
-        self.db.commit()
+        """Write any events still held in memory, and close."""
+        if self._pending:
+            with self._write():
+                self._flush_events()
         self.db.close()
 
     # ------------------------------------------------------------------ writing
-    def begin_run(self, record: RunRecord) -> None:
-        """Record a run as started, committed at once."""
-        self.db.execute(
-            "INSERT INTO runs VALUES (?, ?, ?, ?, ?)",
-            (
-                record.id,
-                record.started_at.isoformat(),
-                record.profile.name,
-                record.status,
-                record.model_dump_json(exclude={"trials"}),
-            ),
-        )
-        self.db.commit()
+    def _flush_events(self) -> None:
+        self.db.executemany("INSERT INTO events VALUES (?, ?, ?)", self._pending)
+        self._written = len(self._pending)
+
+    def begin_run(self, record: RunRecord) -> list[str]:
+        """Record a run as started by this process, committed at once.
+
+        The process that starts writing is the one that tidies up: runs whose owners are
+        gone are marked incomplete here.
+
+        Returns:
+            The ids of the runs just marked incomplete.
+        """
+        interrupted = self.mark_interrupted()
+        with self._write():
+            self.db.execute(
+                "INSERT INTO runs VALUES (?, ?, ?, ?, ?)",
+                (
+                    record.id,
+                    record.started_at.isoformat(),
+                    record.profile.name,
+                    record.status,
+                    record.model_dump_json(exclude={"trials"}),
+                ),
+            )
+            self.db.execute("INSERT INTO owners VALUES (?, ?, ?, ?)", (record.id, *self.owner))
+        return interrupted
 
     def add_trial(self, run_id: str, result: TrialResult) -> None:
-        """Keep one finished trial, durably, before the next starts."""
-        seq = self.db.execute("SELECT count(*) FROM trials WHERE run_id = ?", (run_id,)).fetchone()[
-            0
-        ]
-        self.db.execute(
-            "INSERT INTO trials VALUES (?, ?, ?)", (run_id, seq, result.model_dump_json())
-        )
-        self.db.commit()
+        """Keep one finished trial and the events before it, durably, before the next starts."""
+        with self._write():
+            self._flush_events()
+            seq = self.db.execute(
+                "SELECT count(*) FROM trials WHERE run_id = ?", (run_id,)
+            ).fetchone()[0]
+            self.db.execute(
+                "INSERT INTO trials VALUES (?, ?, ?)", (run_id, seq, result.model_dump_json())
+            )
 
     def add_event(self, run_id: str, event: Event, *, commit: bool = False) -> None:
-        """Append to the run's event stream (samples are committed with the next trial)."""
+        """Append to the run's event stream.
+
+        Events are held in memory and written with the next trial (an fsync per event
+        stalls the app); `commit=True` writes them now.
+        """
         seq = self._event_seq.get(run_id, 0)
         self._event_seq[run_id] = seq + 1
-        self.db.execute(
-            "INSERT INTO events VALUES (?, ?, ?)", (run_id, seq, event.model_dump_json())
-        )
+        self._pending.append((run_id, seq, event.model_dump_json()))
         if commit:
-            self.db.commit()
+            with self._write():
+                self._flush_events()
 
     def end_run(self, run_id: str, status: RunStatus, reason: str | None = None) -> None:
-        """Mark the run finished, failed or cancelled."""
-        record = self._record_row(run_id)
+        """Mark the run finished, failed or cancelled (with the events still held)."""
+        with self._write():
+            self._flush_events()
+            self._set_status(run_id, status, reason)
+
+    def _set_status(self, run_id: str, status: RunStatus, reason: str | None) -> None:
+        record = self._stored_record(run_id)
         record.status = status
         record.reason = reason
         record.finished_at = dt.datetime.now(dt.UTC)
@@ -119,24 +292,54 @@ class ResultStore:
             "UPDATE runs SET status = ?, record = ? WHERE id = ?",
             (status, record.model_dump_json(exclude={"trials"}), run_id),
         )
-        self.db.commit()
 
     def mark_interrupted(self) -> list[str]:
-        """Runs left "running" by a pgwx that died: mark them incomplete, return their ids."""
-        ids = [r[0] for r in self.db.execute("SELECT id FROM runs WHERE status = 'running'")]
-        for run_id in ids:
-            self.end_run(run_id, "incomplete", "pgwx stopped before the run ended")
+        """Runs left "running" by a pgwx that is gone: mark them incomplete, return their ids.
+
+        A run whose owner is still alive (another pgwx, on this host or another) is left
+        alone.
+        """
+        if not self._orphans():
+            return []
+        with self._write():
+            # Asked again inside the transaction: another process may have just done it.
+            ids = self._orphans()
+            for run_id in ids:
+                self._set_status(run_id, "incomplete", INTERRUPTED)
         return ids
 
     # ------------------------------------------------------------------ reading
-    def _record_row(self, run_id: str) -> RunRecord:
+    def _owner(self, run_id: str) -> Owner | None:
+        row = self.db.execute(
+            "SELECT host, pid, started FROM owners WHERE run_id = ?", (run_id,)
+        ).fetchone()
+        return Owner(*row) if row else None
+
+    def _orphans(self) -> list[str]:
+        """Runs marked running whose owner process is gone."""
+        running = [r[0] for r in self.db.execute("SELECT id FROM runs WHERE status = 'running'")]
+        return [run_id for run_id in running if owner_gone(self._owner(run_id))]
+
+    def _stored_record(self, run_id: str) -> RunRecord:
         row = self.db.execute("SELECT record FROM runs WHERE id = ?", (run_id,)).fetchone()
         if row is None:
             raise StoreError(f"No run {run_id!r} in {self.path}; `pgwx runs` lists them.")
         return RunRecord.model_validate_json(row[0])
 
+    def _as_seen(self, record: RunRecord) -> RunRecord:
+        """A "running" run whose owner is gone reads as incomplete (nothing is written)."""
+        if record.status == "running" and owner_gone(self._owner(record.id)):
+            record.status, record.reason = "incomplete", INTERRUPTED
+        return record
+
+    def _record_row(self, run_id: str) -> RunRecord:
+        return self._as_seen(self._stored_record(run_id))
+
     def resolve(self, ref: str) -> str:
-        """A run id from 'latest', a full id, or a unique prefix."""
+        """A run id from 'latest' (the newest run, whatever it holds), a full id, or a prefix.
+
+        What a person means by 'latest' is `choose()`: the latest run with results.
+        """
         if ref == "latest":
             row = self.db.execute(
                 "SELECT id FROM runs ORDER BY started_at DESC, id DESC LIMIT 1"
@@ -149,6 +352,31 @@ class ResultStore:
             what = "No run" if not rows else f"{len(rows)} runs"
             raise StoreError(f"{what} matches {ref!r}; `pgwx runs` lists them.")
         return str(rows[0][0])
+
+    def latest_with_results(self) -> str:
+        """The newest run with at least one trial that finished ok."""
+        row = self.db.execute(
+            "SELECT id FROM runs WHERE EXISTS (SELECT 1 FROM trials t WHERE t.run_id = "
+            "runs.id AND json_extract(t.result, '$.status') = 'ok') "
+            "ORDER BY started_at DESC, id DESC LIMIT 1"
+        ).fetchone()
+        if row is None:
+            self.resolve("latest")  # no runs at all says so
+            raise StoreError("No run has a finished trial yet; `pgwx runs` lists them by id.")
+        return str(row[0])
+
+    def choose(self, ref: str) -> tuple[str, str | None]:
+        """The run a person means: for 'latest', the latest run with results.
+
+        Returns:
+            The run id, and for 'latest' a sentence naming the run chosen (else None).
+        """
+        if ref != "latest":
+            return self.resolve(ref), None
+        run_id = self.latest_with_results()
+        record = self._record_row(run_id)
+        when = record.started_at.astimezone().strftime("%Y-%m-%d %H:%M")
+        return run_id, f"latest run with results: {run_id} ({record.profile.name}, {when})"
 
     def load(self, ref: str) -> RunRecord:
         """A run with all its trials."""
@@ -166,8 +394,8 @@ class ResultStore:
         """Newest first, without trials."""
         rows = self.db.execute(
             "SELECT record FROM runs ORDER BY started_at DESC, id DESC LIMIT ?", (limit,)
-        )
-        return [RunRecord.model_validate_json(r[0]) for r in rows]
+        ).fetchall()
+        return [self._as_seen(RunRecord.model_validate_json(r[0])) for r in rows]
 
     def trial_counts(self, run_id: str) -> dict[str, int]:
         """Trials by status, for listings."""
@@ -178,9 +406,15 @@ class ResultStore:
         return counts
 
     def events(self, ref: str) -> Iterator[Event]:
-        """The run's event stream as recorded, in order (for replay)."""
+        """The run's event stream as recorded, in order (for replay).
+
+        Events this process still holds in memory come last, as they would once written.
+        """
         run_id = self.resolve(ref)
+        held = [raw for rid, _seq, raw in self._pending if rid == run_id]
         for (raw,) in self.db.execute(
             "SELECT event FROM events WHERE run_id = ? ORDER BY seq", (run_id,)
         ):
+            yield _EVENT.validate_json(raw)
+        for raw in held:
             yield _EVENT.validate_json(raw)

@@ -18,6 +18,7 @@ from textual.containers import Container, Vertical
 from textual.widgets import Footer, RichLog, Tab, Tabs
 
 from explorer.lab.report import to_markdown
+from explorer.lab.results import write_private
 from explorer.models import Notice, RunEnded, RunStarted, TrialEnded, TrialStarted
 from explorer.tui.screens.help import HelpScreen
 from explorer.tui.screens.runs import RunControl
@@ -292,9 +293,7 @@ class LabScreen(RunControl):
             self.note("nothing to export yet: no trial has finished")
             return
         folder = Path(self.pgwx.store.path).parent / "exports"
-        folder.mkdir(parents=True, exist_ok=True)
-        path = folder / f"{record.id}.md"
-        path.write_text(to_markdown(record))
+        path = write_private(folder / f"{record.id}.md", to_markdown(record))
         self.note(f"table written to {path}")
 
     def action_screenshot(self) -> None:
