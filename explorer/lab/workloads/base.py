@@ -16,7 +16,7 @@ import asyncpg
 from pydantic import BaseModel, ConfigDict
 
 from explorer.errors import PgwxError
-from explorer.lab.knobs import table_name
+from explorer.lab.sql import close_or_terminate, table_name
 from explorer.models import (
     Capabilities,
     Event,
@@ -155,10 +155,7 @@ class TrialContext:
                     proc.kill()
                 await proc.wait()
         for conn in [*self.extra_conns, *([self.conn] if self.conn else [])]:
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(conn.close(), 5)
-            if not conn.is_closed():
-                conn.terminate()
+            await close_or_terminate(conn)
 
 
 async def write_copy_source(target: Target, path: Path, query: str, *args: Any) -> Path:

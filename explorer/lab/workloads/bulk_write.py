@@ -23,7 +23,7 @@ from typing import ClassVar
 
 from pydantic import Field
 
-from explorer.lab.knobs import SCHEMA, create_table_sql, table_name
+from explorer.lab.sql import SCHEMA, create_table_sql, rows_affected, table_name
 from explorer.lab.workloads.base import (
     Params,
     TrialContext,
@@ -90,14 +90,14 @@ class BulkWriteWorkload(Workload):
                 ph.detail["txn"] = "TRUNCATE + COPY"
             else:
                 status = await db.copy_to_table(TABLE, schema_name=schema, source=str(self.data))
-            ph.rows = int(status.split()[-1])
+            ph.rows = rows_affected(status)
         if ctx.phases[-1].rows != n:
             raise WorkloadError(f"COPY loaded {ctx.phases[-1].rows} rows, not {n}")
 
         await ctx.settle()
         async with ctx.phase("update", expected_rows=n) as ph:
             status = await db.execute(f"UPDATE {tab} SET abalance = abalance + 1")
-            ph.rows = int(status.split()[-1])
+            ph.rows = rows_affected(status)
         await db.execute(f"DROP TABLE {tab}")
 
 

@@ -34,7 +34,13 @@ from typing import Annotated, Any, ClassVar
 
 from pydantic import Field
 
-from explorer.lab.knobs import SCHEMA, create_table_sql, table_name
+from explorer.lab.sql import (
+    SCHEMA,
+    create_table_sql,
+    relation_pages,
+    rows_affected,
+    table_name,
+)
 from explorer.lab.workloads.base import (
     Params,
     TrialContext,
@@ -104,15 +110,6 @@ def parse_pgbench(out: str) -> dict[str, Any]:
     return facts
 
 
-async def pages(conn: Any, table: str) -> int:
-    """Size of the table's main fork in blocks."""
-    return int(
-        await conn.fetchval(
-            "SELECT pg_relation_size($1::regclass) / current_setting('block_size')::int", table
-        )
-    )
-
-
 class FileExtensionWorkload(Workload):
     """COPY, then pgbench insert-only at each client count, into an extending or pre-grown file."""
 
@@ -157,18 +154,18 @@ class FileExtensionWorkload(Workload):
         await db.execute(create_table_sql(TABLE, COLUMNS, kind, with_=WITH))
 
         await self._reset(ctx, tab, p.rows, from_source=True)
-        before = await pages(db, tab)
+        before = await relation_pages(db, tab)
         await ctx.settle()
         async with ctx.phase("copy", expected_rows=p.rows) as ph:
             status = await db.copy_to_table(TABLE, source=str(self._source), schema_name=SCHEMA)
-            ph.rows = int(status.split()[-1])
-        ctx.phases[-1].detail.update(pages_before=before, pages_after=await pages(db, tab))
+            ph.rows = rows_affected(status)
+        ctx.phases[-1].detail.update(pages_before=before, pages_after=await relation_pages(db, tab))
 
         conninfo = pgbench_conninfo(ctx.target.dsn, f"{APP_PREFIX}-work-pgbench")
         for c in p.clients:
             rows = c * p.transactions
             await self._reset(ctx, tab, rows, from_source=False)
-            before = await pages(db, tab)
+            before = await relation_pages(db, tab)
             await ctx.settle()
             args = ["pgbench", "-n", "-c", str(c), "-j", str(min(c, 2))]
             args += ["-t", str(p.transactions), "-f", str(self._script), conninfo]
@@ -176,7 +173,9 @@ class FileExtensionWorkload(Workload):
                 facts = parse_pgbench(await ctx.run_tool(args))
                 ph.rows = facts.pop("done")
                 ph.detail.update(facts)
-            ctx.phases[-1].detail.update(pages_before=before, pages_after=await pages(db, tab))
+            ctx.phases[-1].detail.update(
+                pages_before=before, pages_after=await relation_pages(db, tab)
+            )
         await db.execute(f"DROP TABLE {tab}")
 
 

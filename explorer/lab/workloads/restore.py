@@ -33,7 +33,7 @@ from typing import ClassVar
 import asyncpg
 from pydantic import Field
 
-from explorer.lab.knobs import SCHEMA, fk_after_load_steps, fk_clause
+from explorer.lab.sql import SCHEMA, close_or_terminate, fk_after_load_steps, fk_clause
 from explorer.lab.workloads.base import (
     Params,
     PhaseHandle,
@@ -341,10 +341,7 @@ class RestoreWorkload(Workload):
             if watcher.commit_start is None and watch_error is None:
                 await watcher.poll()  # the backend may linger, idle after its COMMIT
         finally:
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(watch_conn.close(), 5)
-            if not watch_conn.is_closed():
-                watch_conn.terminate()
+            await close_or_terminate(watch_conn)
 
         assert mark0 is not None and mark1 is not None
         load_s, commit_s = split_restore(

@@ -29,7 +29,7 @@ from typing import Any, ClassVar
 
 from pydantic import Field
 
-from explorer.lab.knobs import SCHEMA, create_table_sql, table_name, toast_sql
+from explorer.lab.sql import SCHEMA, create_table_sql, rows_affected, table_name, toast_sql
 from explorer.lab.workloads.base import Params, TrialContext, Workload, write_copy_source
 from explorer.models import Capabilities, TableKind
 from explorer.server.connect import Target
@@ -116,7 +116,7 @@ class ToastWorkload(Workload):
                 source=str(self._source),
                 schema_name="pg_temp" if kind is TableKind.TEMPORARY else SCHEMA,
             )
-            ph.rows = int(status.split()[-1])
+            ph.rows = rows_affected(status)
         ctx.phases[-1].detail.update(await table_facts(db, tab))
         # The first scan after a load sets hint bits on every heap and TOAST tuple (80,000
         # chunks for EXTERNAL) and dirties their pages; that is not the cost of detoasting.

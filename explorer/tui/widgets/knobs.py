@@ -14,8 +14,8 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Label, OptionList, Select, Static
 
-from explorer.lab import knobs as knoblib
-from explorer.lab.workloads import workload_class
+from explorer.lab.availability import unavailable_reason
+from explorer.lab.workloads import build_workload, workload_class
 from explorer.models import Capabilities, FkTiming, Knobs, Profile, TableKind, Toast
 
 
@@ -276,8 +276,7 @@ class KnobPanel(VerticalScroll):
         workload = None
         if profile is not None and self.caps is not None:
             try:
-                cls = workload_class(profile.workload)
-                workload = cls(cls.params_model.model_validate(profile.params))
+                workload = build_workload(profile)
             except (KeyError, ValueError):
                 workload = None
         for knob in KNOB_DEFS:
@@ -313,10 +312,7 @@ class KnobPanel(VerticalScroll):
             knobs = Knobs(**{field: value})
         except ValueError:
             return "not a valid value"
-        why = knoblib.unavailable_reason(knobs, self.caps, allow_risky=self.allow_risky)
-        if why is None and workload is not None:
-            why = workload.unavailable_reason(knobs, self.caps)
-        return why
+        return unavailable_reason(knobs, self.caps, allow_risky=self.allow_risky, workload=workload)
 
     def _explain(self, knob: KnobDef, reasons: dict[Any, str]) -> None:
         labels = dict((v, label) for label, v in knob.choices)
