@@ -65,14 +65,13 @@ async def measure(conn: Any, table: str, index: str, upto: int) -> dict[str, Any
     return facts
 
 
-class IndexBloatWorkload(Workload):
+class IndexBloatWorkload(Workload[IndexBloatParams]):
     """Fill, delete 90%, VACUUM, REINDEX — the index's pages and scan cost after each."""
 
     kind = "index-bloat"
     title = "Index bloat: pages and Index Only Scan cost after DELETE, VACUUM and REINDEX"
     params_model = IndexBloatParams
     table = TABLE
-    params: IndexBloatParams
 
     async def trial(self, ctx: TrialContext) -> None:
         db, n, kind = ctx.db, self.params.rows, ctx.knobs.table_kind

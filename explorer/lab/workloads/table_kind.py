@@ -48,14 +48,13 @@ async def plan_summary(conn: Any, sql: str) -> dict[str, Any]:
     return {"plan": scan, "workers": f"{launched}/{planned}"}
 
 
-class TableKindWorkload(Workload):
+class TableKindWorkload(Workload[TableKindParams]):
     """INSERT, VACUUM ANALYZE, SELECT count(*), UPDATE, VACUUM ANALYZE, DELETE."""
 
     kind = "table-kind"
     title = "INSERT/SELECT/UPDATE/DELETE sequence on one table"
     params_model = TableKindParams
     table = "tab"
-    params: TableKindParams
 
     async def trial(self, ctx: TrialContext) -> None:
         db, n = ctx.db, self.params.rows
