@@ -15,7 +15,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Label, OptionList, Select, Static
 
 from explorer.lab.availability import unavailable_reason
-from explorer.lab.workloads import build_workload, workload_class
+from explorer.lab.workloads import build_workload
 from explorer.models import Capabilities, FkTiming, Knobs, Profile, TableKind, Toast
 
 
@@ -86,8 +86,7 @@ def scale_label(profile: Profile | None, scale: float) -> str:
     if profile is None:
         return text
     try:
-        cls = workload_class(profile.workload)
-        params = cls.params_model.model_validate(profile.params).scaled(scale)
+        params = build_workload(profile, scale).params
     except (KeyError, ValueError):
         return text
     sizes = [f"{name} {_plain(int(getattr(params, name)))}" for name in params.SCALED]
