@@ -120,15 +120,6 @@ def stop_if_ours(target: Target, keep: bool, say: Callable[[str], None]) -> None
         say(f"bundled server left running in {server.data_dir} (`pgwx server stop`)")
 
 
-def sampler_factory(interval: float) -> Callable[[Target, Any], Any] | None:
-    """A Sampler builder, or None when the sampler module is not available."""
-    try:
-        from explorer.lab.sampler import Sampler
-    except ImportError:
-        return None
-    return lambda target, caps: Sampler(target, caps, interval=interval)
-
-
 class Progress:
     """Prints the event stream to stderr as a person would want to read it."""
 
@@ -195,9 +186,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         sample=not args.no_sample,
         settle_seconds=args.settle,
     )
-    runner = Runner(
-        target, profile, store, options, sampler_factory=sampler_factory(options.sample_interval)
-    )
+    runner = Runner(target, profile, store, options)
     try:
         record = asyncio.run(runner.run(say))
     except KeyboardInterrupt:

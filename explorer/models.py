@@ -10,7 +10,7 @@ import datetime as dt
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_serializer, field_validator
 
 # --------------------------------------------------------------------------- knobs
 
@@ -240,6 +240,72 @@ class PhaseResult(BaseModel):
 
 TrialStatus = Literal["ok", "failed", "cancelled", "skipped"]
 
+BLOCK_SIZE = 8192
+"""PostgreSQL's default page size, to turn extend bytes into pages."""
+
+Number = int | float
+
+
+class TrialStats(BaseModel):
+    """What the statistics sampler summed over one trial's window.
+
+    Stored runs hold this as a plain JSON object; unknown keys are kept, so a run written by
+    a newer pgwx still loads and re-serialises unchanged.
+    """
+
+    model_config = ConfigDict(extra="allow")
+
+    seconds: float = 0.0
+    """Seconds covered by the samples counted (each wholly inside the window)."""
+    samples: int = 0
+    """Samples counted."""
+    wal_bytes: int = 0
+    """WAL inserted, from the insert LSN (live mid-statement)."""
+    wal_records: int | None = None
+    """pg_stat_wal records; None where the server lacks the view."""
+    wal_fpi: int | None = None
+    """pg_stat_wal full-page images; None where the server lacks the view."""
+    wal_buffers_full: int | None = None
+    """pg_stat_wal buffers_full; None where the server lacks the view."""
+    io: dict[str, Number] = {}
+    """pg_stat_io column (reads, extends, extend_bytes, fsyncs…) → sum over every row."""
+    io_by_backend: dict[str, dict[str, Number]] = {}
+    """backend_type → the same sums for that backend type."""
+    io_rows: list[dict[str, Any]] = []
+    """Per backend_type/object/context sums, as the sampler's IoDelta dumps."""
+    checkpoints: int = 0
+    """Checkpoints completed inside the window."""
+    buffers_written: int = 0
+    """Buffers the checkpointer wrote inside the window."""
+    waits: dict[str, int] = {}
+    """'Type:Event' (or 'CPU') → observations of active workload backends, most first."""
+    top_wait: str | None = None
+    """The most observed wait, or None when no backend was seen active."""
+    wait_samples: int = 0
+    """Observations of active workload backends."""
+    wait_polls: int = 0
+    """Wait-event polls, to turn observations into shares."""
+    relation_bytes: dict[str, int] = {}
+    """Last pg_table_size() of each relation the trial watched."""
+    unsupported: list[str] = []
+    """Signals this server lacks, e.g. "pg_stat_io: not on PG 15"."""
+
+    @property
+    def extended_pages(self) -> Number | None:
+        """Pages added by relation extension, not pg_stat_io's extend operations.
+
+        PostgreSQL 18 extends many pages in one operation and counts bytes; older servers
+        count one page per extend. None where pg_stat_io is missing.
+        """
+        if self.io.get("extend_bytes"):
+            return self.io["extend_bytes"] // BLOCK_SIZE
+        return self.io.get("extends")
+
+    @property
+    def fsyncs(self) -> Number | None:
+        """fsync calls seen by pg_stat_io, None where it is missing."""
+        return self.io.get("fsyncs")
+
 
 class TrialResult(BaseModel):
     """One variant × repeat."""
@@ -255,8 +321,18 @@ class TrialResult(BaseModel):
     phases: list[PhaseResult] = []
     settings: dict[str, str] = {}
     """The server settings in force during the trial (read back, not assumed)."""
-    stats: dict[str, Any] = {}
-    """Summary of what the sampler saw (WAL bytes, extends, top wait…)."""
+    stats: TrialStats | None = None
+    """Summary of what the sampler saw (WAL bytes, extends, top wait…); None without one."""
+
+    @field_validator("stats", mode="before")
+    @classmethod
+    def _no_stats(cls, value: Any) -> Any:
+        # Stored runs write a trial without a sampler summary as {}.
+        return value or None
+
+    @field_serializer("stats")
+    def _dump_stats(self, value: TrialStats | None) -> dict[str, Any]:
+        return value.model_dump() if value is not None else {}
 
 
 RunStatus = Literal["running", "finished", "failed", "cancelled", "incomplete"]

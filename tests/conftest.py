@@ -143,21 +143,9 @@ def run_profile(store: ResultStore) -> RunProfile:
     ) -> tuple[RunRecord, list[Event]]:
         before = await server_state(target)
         events: list[Event] = []
-        factory = None
-        if sampler:
-            from explorer.lab.sampler import Sampler
-
-            def factory(t: Target, caps: object) -> Sampler:
-                return Sampler(t, caps, interval=0.1)  # type: ignore[arg-type]
-
         options.setdefault("settle_seconds", 0.0)
-        runner = Runner(
-            target,
-            profile,
-            store,
-            RunOptions(**options),  # type: ignore[arg-type]
-            sampler_factory=factory,
-        )
+        options.update(sample=sampler, sample_interval=0.1)
+        runner = Runner(target, profile, store, RunOptions(**options))  # type: ignore[arg-type]
         record = await runner.run(events.append)
         if check_clean:
             after = await server_state(target)

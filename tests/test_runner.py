@@ -148,7 +148,7 @@ async def test_cancel_mid_run_restores_settings(pg18: Target, store: ResultStore
         rows=3_000_000,
     )
     events: list = []
-    runner = Runner(pg18, profile, store, RunOptions(settle_seconds=0))
+    runner = Runner(pg18, profile, store, RunOptions(settle_seconds=0, sample=False))
     task = asyncio.create_task(runner.run(events.append))
     for _ in range(600):
         await asyncio.sleep(0.05)
@@ -176,7 +176,7 @@ async def test_cancel_mid_run_restores_settings(pg18: Target, store: ResultStore
 async def test_journal_left_by_dead_pgwx_is_undone_at_next_start(
     pg18: Target, run_profile: RunProfile
 ) -> None:
-    from explorer.lab import knobs as knoblib
+    from explorer.lab.settings import Journal
     from explorer.server.capabilities import probe
 
     before = await server_state(pg18)
@@ -184,7 +184,7 @@ async def test_journal_left_by_dead_pgwx_is_undone_at_next_start(
     try:
         caps = await probe(conn, owned=True)
         # what a pgwx killed after ALTER SYSTEM would leave behind
-        knoblib.Journal(caps.system_identifier).save({"synchronous_commit": {"auto": None}})
+        Journal(caps.system_identifier).save({"synchronous_commit": {"auto": None}})
         await conn.execute("ALTER SYSTEM SET synchronous_commit = off")
         await conn.execute("SELECT pg_reload_conf()")
         await conn.execute("CREATE SCHEMA pgwx_lab")
@@ -234,9 +234,10 @@ async def test_sampler_summary_lands_in_trials_and_report(
     )
     record, events = await run_profile(pg18, profile, sampler=True)
     stats = {t.variant: t.stats for t in record.trials}
-    assert stats["logged"]["wal_bytes"] > 300_000 * 20
-    assert stats["unlogged"]["wal_bytes"] < stats["logged"]["wal_bytes"] / 5
-    assert stats["logged"]["io"]["extends"] > 0  # PG 18 counts relation extension
+    assert stats["logged"] is not None and stats["unlogged"] is not None
+    assert stats["logged"].wal_bytes > 300_000 * 20
+    assert stats["unlogged"].wal_bytes < stats["logged"].wal_bytes / 5
+    assert stats["logged"].io["extends"] > 0  # PG 18 counts relation extension
     assert any(e.kind == "sample" for e in events)
     totals = {r.variant: r for r in summarize(record) if r.phase == "total"}
     logged = next(t for t in record.trials if t.variant == "logged")

@@ -17,7 +17,8 @@ from typing import Any
 
 import asyncpg
 
-from explorer.lab.sampler import Sample, Sampler
+from explorer.lab.sampler import Sample, Sampler, SamplerNotice
+from explorer.models import TrialStats
 from explorer.server.capabilities import probe
 from explorer.server.connect import Target
 
@@ -42,7 +43,7 @@ async def sampling(target: Target, **kwargs: Any) -> AsyncIterator[tuple[Sampler
     caps = await probe(probe_conn, owned=True)
     await probe_conn.close()
     sampler = Sampler(target, caps, **kwargs)
-    events: list[dict] = []
+    events: list[dict | SamplerNotice] = []
     task = asyncio.create_task(sampler.run(events.append))
     try:
         assert await sampler.sample_now(timeout=5), "the sampler never produced a sample"
@@ -53,8 +54,8 @@ async def sampling(target: Target, **kwargs: Any) -> AsyncIterator[tuple[Sampler
     assert task.cancelled(), "run() ended by itself instead of by cancellation"
 
 
-def samples(events: list[dict]) -> list[dict]:
-    return [e for e in events if e["kind"] == "sample"]
+def samples(events: list) -> list[dict]:
+    return [e for e in events if isinstance(e, dict) and e["kind"] == "sample"]
 
 
 async def until(predicate: Callable[[], bool], timeout: float = 10.0) -> bool:
@@ -72,10 +73,10 @@ async def flush(conn: asyncpg.Connection, sampler: Sampler) -> None:
     assert await sampler.sample_now()
 
 
-def client_relation_extends(summary: dict) -> int:
+def client_relation_extends(summary: TrialStats) -> int:
     return sum(
         r["extends"]
-        for r in summary["io_rows"]
+        for r in summary.io_rows
         if r["backend_type"] == "client backend" and r["object"] == "relation"
     )
 
@@ -101,11 +102,11 @@ async def test_trial_deltas_on_each_version(any_pg: Target) -> None:
         await flush(conn, sampler)
         idle = sampler.end_trial()
 
-    assert loaded["wal_bytes"] > rows * 100
-    assert loaded["wal_records"] >= rows
-    assert loaded["relation_bytes"][table] > rows * 100
-    assert idle["wal_records"] < rows / 100
-    assert idle["wal_bytes"] < loaded["wal_bytes"] / 100
+    assert loaded.wal_bytes > rows * 100
+    assert loaded.wal_records >= rows
+    assert loaded.relation_bytes[table] > rows * 100
+    assert idle.wal_records < rows / 100
+    assert idle.wal_bytes < loaded.wal_bytes / 100
     got = samples(events)
     for s in got:
         Sample.model_validate(s)
@@ -113,17 +114,17 @@ async def test_trial_deltas_on_each_version(any_pg: Target) -> None:
     for before, s in itertools.pairwise(got):
         assert abs(s["interval"] - (s["t"] - before["t"])) < 1e-6
         assert 0 < s["interval"] < 1.0
-    notices = [e["message"] for e in events if e["kind"] == "sampler-notice"]
+    notices = [e.message for e in events if isinstance(e, SamplerNotice)]
     if sampler.caps.major < 16:
-        assert loaded["unsupported"].count(f"pg_stat_io: not on PG {sampler.caps.major}") == 1
-        assert len(loaded["unsupported"]) == 1
-        assert notices == loaded["unsupported"]
-        assert loaded["io"] == {} and all(s["io"] == [] for s in samples(events))
+        assert loaded.unsupported.count(f"pg_stat_io: not on PG {sampler.caps.major}") == 1
+        assert len(loaded.unsupported) == 1
+        assert notices == loaded.unsupported
+        assert loaded.io == {} and all(s["io"] == [] for s in samples(events))
         assert samples(events)[-1]["wal"]["writes"] is not None
     else:
-        assert loaded["unsupported"] == [] and notices == []
-        assert loaded["io_by_backend"]["client backend"]["extends"] > 0
-        assert client_relation_extends(loaded) * 8192 <= loaded["relation_bytes"][table]
+        assert loaded.unsupported == [] and notices == []
+        assert loaded.io_by_backend["client backend"]["extends"] > 0
+        assert client_relation_extends(loaded) * 8192 <= loaded.relation_bytes[table]
 
 
 async def test_one_long_copy_moves_live_signals(any_pg: Target) -> None:
@@ -172,7 +173,7 @@ async def test_unlogged_load_writes_almost_no_wal(any_pg: Target) -> None:
             sampler.begin_trial([table])
             await conn.execute(insert.format(table))
             await flush(conn, sampler)
-            wal[kind] = sampler.end_trial()["wal_bytes"]
+            wal[kind] = sampler.end_trial().wal_bytes
 
     assert wal["logged"] > rows * 100
     assert wal["unlogged"] < 0.05 * wal["logged"]
@@ -202,9 +203,9 @@ async def test_pregrown_table_needs_no_extends(pg18: Target) -> None:
 
     assert grown > rows * 100
     assert client_relation_extends(summaries[pre]) == 0
-    assert summaries[pre]["relation_bytes"][pre] == grown
+    assert summaries[pre].relation_bytes[pre] == grown
     assert client_relation_extends(summaries[fresh]) > 1000
-    assert summaries[fresh]["relation_bytes"][fresh] > rows * 100
+    assert summaries[fresh].relation_bytes[fresh] > rows * 100
 
 
 async def test_waits_count_only_active_workload_backends(pg18: Target) -> None:
@@ -221,9 +222,9 @@ async def test_waits_count_only_active_workload_backends(pg18: Target) -> None:
             await c.close()
     # One sleeping workload backend, seen once per wait poll; the other sleeper and the idle
     # workload connection are not counted.
-    assert summary["top_wait"] == "Timeout:PgSleep"
-    assert 5 <= summary["waits"]["Timeout:PgSleep"] <= summary["wait_polls"]
-    assert "Client:ClientRead" not in summary["waits"]
+    assert summary.top_wait == "Timeout:PgSleep"
+    assert 5 <= summary.waits["Timeout:PgSleep"] <= summary.wait_polls
+    assert "Client:ClientRead" not in summary.waits
 
 
 async def test_locked_relation_does_not_stall_sampling(pg18: Target) -> None:
@@ -249,7 +250,7 @@ async def test_locked_relation_does_not_stall_sampling(pg18: Target) -> None:
 
 async def test_bounded_history_and_recovery_from_a_lost_connection(pg18: Target) -> None:
     def recovered_and_sampling() -> bool:
-        messages = [e.get("message", "") for e in events]
+        messages = [e.message if isinstance(e, SamplerNotice) else "" for e in events]
         done = [i for i, m in enumerate(messages) if m.startswith("sampler reconnected")]
         return bool(done) and bool(samples(events[done[0] + 1 :]))
 
@@ -280,7 +281,7 @@ async def test_bounded_history_and_recovery_from_a_lost_connection(pg18: Target)
     finally:
         await killer.close()
 
-    notices = [e["message"] for e in events if e["kind"] == "sampler-notice"]
+    notices = [e.message for e in events if isinstance(e, SamplerNotice)]
     assert len(notices) == 2, notices
     assert notices[0].startswith("sampler lost its connection")
     assert notices[1].startswith("sampler reconnected")

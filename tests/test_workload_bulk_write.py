@@ -71,8 +71,8 @@ async def test_prepare_writes_pgbench_shaped_copy_input(pg18: Target, tmp_path: 
     finally:
         await conn.close()
     await workload.prepare(pg18, caps, tmp_path)
-    assert workload.data is not None
-    lines = workload.data.read_text().splitlines()
+    assert workload.source is not None
+    lines = workload.source.read_text().splitlines()
     assert len(lines) == 250_000
     assert lines[0].split("\t") == ["1", "1", "0", ""]
     assert lines[-1].split("\t") == ["250000", "3", "0", ""]

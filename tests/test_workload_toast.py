@@ -37,7 +37,7 @@ async def test_source_rows_are_random_pieces_repeated(pg18: Target, tmp_path: Pa
         await conn.close()
     workload = ToastWorkload(ToastParams(rows=50))
     await workload.prepare(pg18, caps, tmp_path)
-    lines = (tmp_path / "toast-rows.copy").read_text().splitlines()
+    lines = workload.prepared().read_text().splitlines()
     assert len(lines) == 50
     pieces = set()
     for line in lines:

@@ -8,7 +8,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from explorer.errors import PgwxError
-from explorer.lab.workloads import KINDS, workload_class
+from explorer.lab.workloads import KINDS, build_workload
 from explorer.models import Profile
 
 
@@ -64,7 +64,7 @@ def load_profile(ref: str | Path) -> Profile:
             f"of {', '.join(KINDS)}."
         )
     try:
-        workload_class(profile.workload).params_model.model_validate(profile.params)
+        build_workload(profile)
     except ValidationError as exc:
         err = exc.errors()[0]
         raise ProfileError(f"{path}: field params.{_where(err['loc'])}: {err['msg']}.") from None

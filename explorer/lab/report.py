@@ -15,9 +15,6 @@ from typing import Any
 
 from explorer.models import RunRecord, TrialResult
 
-BLOCK_SIZE = 8192
-"""PostgreSQL's default page size, to turn extend bytes into pages."""
-
 PHASE_COUNTERS = {"wal_bytes": "wal_bytes", "extended_pages": "extends"}
 """Per-phase counter in PhaseResult.detail → the table column it fills."""
 
@@ -49,23 +46,22 @@ class SummaryRow:
 
 
 def _stats_of(trial: TrialResult) -> dict[str, Any]:
-    s = trial.stats or {}
-    io = s.get("io") or {}
+    s = trial.stats
+    if s is None:
+        return {}
     return {
-        "wal_bytes": s.get("wal_bytes"),
-        "wal_fpi": s.get("wal_fpi"),
+        "wal_bytes": s.wal_bytes,
+        "wal_fpi": s.wal_fpi,
         # Pages, not pg_stat_io's extend operations (PG 18 extends many pages at once).
-        "extends": io["extend_bytes"] // BLOCK_SIZE
-        if io.get("extend_bytes")
-        else io.get("extends"),
-        "fsyncs": io.get("fsyncs"),
-        "top_wait": s.get("top_wait"),
+        "extends": s.extended_pages,
+        "fsyncs": s.fsyncs,
+        "top_wait": s.top_wait,
     }
 
 
 def _median_stats(trials: list[TrialResult]) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    per = [_stats_of(t) for t in trials if t.stats]
+    per = [_stats_of(t) for t in trials if t.stats is not None]
     for key in STAT_COLUMNS:
         values = [p[key] for p in per if p.get(key) is not None]
         if not values:

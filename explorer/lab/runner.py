@@ -22,9 +22,12 @@ from typing import Any
 
 import asyncpg
 
-from explorer.lab import knobs as knoblib
+from explorer.lab.availability import unavailable_reason
 from explorer.lab.results import ResultStore, new_run_id
-from explorer.lab.workloads import workload_class
+from explorer.lab.sampler import Sampler, SamplerNotice, TrialSampler
+from explorer.lab.settings import Journal, ServerSettings, settings_in_force
+from explorer.lab.sql import SCHEMA
+from explorer.lab.workloads import build_workload
 from explorer.lab.workloads.base import TrialContext, Workload, WorkloadError
 from explorer.models import (
     Capabilities,
@@ -46,10 +49,10 @@ from explorer.server.capabilities import WATCHED_GUCS, probe
 from explorer.server.connect import ConnectError, Target, mask_dsn
 
 FLUSH_WAIT = 0.3
+"""Pause after a trial's sessions close: their statistics are flushed when they exit."""
 
 RESTART_GRACE = 15.0
 """Seconds after a planned restart during which sampler reconnects are not warnings."""
-"""Pause after a trial's sessions close: their statistics are flushed when they exit."""
 
 
 @dataclass
@@ -70,6 +73,24 @@ class RunOptions:
     """Seconds between samples."""
     settle_seconds: float | None = None
     """Overrides the profile's pause after CHECKPOINT."""
+
+
+@dataclass
+class RunScope:
+    """What every trial of one run shares, built once after the probe."""
+
+    workload: Workload
+    """The profile's workload, scaled."""
+    caps: Capabilities
+    """What the server can do."""
+    workdir: Path
+    """The run's private scratch directory."""
+    settings: ServerSettings
+    """Applies each variant's server settings and undoes them."""
+    contexts: dict[str, str]
+    """Setting name → pg_settings.context, to know which changes need a restart."""
+    sampler: TrialSampler | None = None
+    """The statistics sampler, None when sampling is off."""
 
 
 def interleave(variants: list[Variant], repeats: int) -> list[tuple[Variant, int]]:
@@ -106,17 +127,17 @@ def one_sentence(exc: BaseException) -> str:
 async def recover(target: Target, caps: Capabilities, notify: Callable[[str], None]) -> list[str]:
     """Undo what a pgwx that died mid-run left on this server: settings and pgwx_lab."""
     restored: list[str] = []
-    journal = knoblib.Journal(caps.system_identifier)
+    journal = Journal(caps.system_identifier)
     if journal.load():
-        settings = knoblib.ServerSettings(target, journal, notify)
+        settings = ServerSettings(target, journal, notify)
         contexts = {n: g.context for n, g in caps.gucs.items()}
         restored = await settings.restore(contexts)
         notify("put back settings left by an interrupted pgwx: " + ", ".join(restored))
     conn = await target.connect("admin")
     try:
-        if await conn.fetchval("SELECT to_regnamespace($1) IS NOT NULL", knoblib.SCHEMA):
-            await conn.execute(f"DROP SCHEMA {knoblib.SCHEMA} CASCADE")
-            notify(f"dropped schema {knoblib.SCHEMA} left by an interrupted pgwx")
+        if await conn.fetchval("SELECT to_regnamespace($1) IS NOT NULL", SCHEMA):
+            await conn.execute(f"DROP SCHEMA {SCHEMA} CASCADE")
+            notify(f"dropped schema {SCHEMA} left by an interrupted pgwx")
     finally:
         await conn.close()
     return restored
@@ -153,8 +174,8 @@ class Runner:
         target: The server.
         profile: What to run (validated).
         store: Where finished trials and the event stream go.
-        options: Scale, repeats, variant subset, opt-ins.
-        sampler_factory: Builds the statistics sampler; None disables it.
+        options: Scale, repeats, variant subset, opt-ins, and whether (and how often) the
+            statistics sampler runs.
     """
 
     def __init__(
@@ -163,14 +184,11 @@ class Runner:
         profile: Profile,
         store: ResultStore,
         options: RunOptions | None = None,
-        *,
-        sampler_factory: Callable[[Target, Capabilities], Any] | None = None,
     ) -> None:
         self.target = target
         self.profile = profile
         self.store = store
         self.options = options or RunOptions()
-        self.sampler_factory = sampler_factory
         self.run_id = new_run_id()
         self._t0 = time.perf_counter()
         self._emit_out: Callable[[Event], None] = lambda _e: None
@@ -201,9 +219,7 @@ class Runner:
 
     def build_workload(self) -> Workload:
         """The profile's workload with its parameters validated and scaled."""
-        cls = workload_class(self.profile.workload)
-        params = cls.params_model.model_validate(self.profile.params)
-        return cls(params.scaled(self.options.scale))
+        return build_workload(self.profile, self.options.scale)
 
     # ------------------------------------------------------------------ the run
     async def run(self, emit: Callable[[Event], None] | None = None) -> RunRecord:
@@ -244,9 +260,8 @@ class Runner:
         await recover(self.target, caps, self._notice)
 
         reasons = {
-            v.name: (
-                knoblib.unavailable_reason(v.knobs, caps, allow_risky=self.options.allow_risky)
-                or workload.unavailable_reason(v.knobs, caps)
+            v.name: unavailable_reason(
+                v.knobs, caps, allow_risky=self.options.allow_risky, workload=workload
             )
             for v, _ in plan
         }
@@ -254,27 +269,33 @@ class Runner:
             if why:
                 self._notice(f"{name}: not available here: {why}", "warning")
 
-        journal = knoblib.Journal(caps.system_identifier)
-        settings = knoblib.ServerSettings(
-            self.target, journal, self._notice, on_restart=self._mark_restart
-        )
-        contexts = {n: g.context for n, g in caps.gucs.items()}
-        workdir = Path(tempfile.mkdtemp(prefix="pgwx-run-"))
-        sampler = (
-            self.sampler_factory(self.target, caps)
-            if self.sampler_factory and self.options.sample
-            else None
+        scope = RunScope(
+            workload=workload,
+            caps=caps,
+            workdir=Path(tempfile.mkdtemp(prefix="pgwx-run-")),
+            settings=ServerSettings(
+                self.target,
+                Journal(caps.system_identifier),
+                self._notice,
+                on_restart=self._mark_restart,
+            ),
+            contexts={n: g.context for n, g in caps.gucs.items()},
+            sampler=(
+                Sampler(self.target, caps, interval=self.options.sample_interval)
+                if self.options.sample
+                else None
+            ),
         )
         sampler_task: asyncio.Task[None] | None = None
         status: RunStatus = "finished"
         reason: str | None = None
         trials: list[TrialResult] = []
         try:
-            await self._admin(f"CREATE SCHEMA IF NOT EXISTS {knoblib.SCHEMA}")
+            await self._admin(f"CREATE SCHEMA IF NOT EXISTS {SCHEMA}")
             self._notice(f"preparing {workload.kind} data")
-            await workload.prepare(self.target, caps, workdir)
-            if sampler is not None:
-                sampler_task = asyncio.create_task(sampler.run(self._on_sample))
+            await workload.prepare(self.target, caps, scope.workdir)
+            if scope.sampler is not None:
+                sampler_task = asyncio.create_task(scope.sampler.run(self._on_sample))
             skipped_once: set[str] = set()
             for index, (variant, repeat) in enumerate(plan, start=1):
                 if reasons[variant.name]:
@@ -302,9 +323,7 @@ class Runner:
                         total=len(plan),
                     )
                 )
-                result = await self._trial(
-                    workload, caps, variant, repeat, workdir, settings, contexts, sampler
-                )
+                result = await self._trial(scope, variant, repeat)
                 trials.append(self._finish(result))
         except asyncio.CancelledError:
             status, reason = "cancelled", "cancelled by the user"
@@ -312,9 +331,7 @@ class Runner:
         except Exception as exc:
             status, reason = "failed", one_sentence(exc)
         finally:
-            await asyncio.shield(
-                self._wind_down(settings, contexts, workload, workdir, sampler_task)
-            )
+            await asyncio.shield(self._wind_down(scope, sampler_task))
             if status == "finished" and trials and all(t.status != "ok" for t in trials):
                 status, reason = "failed", "no trial finished"
             self.store.end_run(self.run_id, status, reason)
@@ -329,11 +346,11 @@ class Runner:
     def _mark_restart(self) -> None:
         self._restarted_at = self.clock()
 
-    def _on_sample(self, sample: dict[str, Any]) -> None:
-        if sample.get("kind") == "sampler-notice":
+    def _on_sample(self, sample: dict[str, Any] | SamplerNotice) -> None:
+        if isinstance(sample, SamplerNotice):
             # Losing the sampler connection to a restart pgwx itself made is expected.
             planned = self.clock() - self._restarted_at < RESTART_GRACE
-            self._notice(str(sample.get("message")), "info" if planned else "warning")
+            self._notice(sample.message, "info" if planned else "warning")
             return
         self._emit(SampleTaken(at=self.clock(), sample=sample))
 
@@ -354,17 +371,8 @@ class Runner:
         pause = self.options.settle_seconds
         await asyncio.sleep(self.profile.settle_seconds if pause is None else pause)
 
-    async def _trial(
-        self,
-        workload: Workload,
-        caps: Capabilities,
-        variant: Variant,
-        repeat: int,
-        workdir: Path,
-        settings: knoblib.ServerSettings,
-        contexts: dict[str, str],
-        sampler: Any,
-    ) -> TrialResult:
+    async def _trial(self, scope: RunScope, variant: Variant, repeat: int) -> TrialResult:
+        workload, caps, sampler = scope.workload, scope.caps, scope.sampler
         started = dt.datetime.now(dt.UTC)
         window_open = False
 
@@ -383,7 +391,7 @@ class Runner:
             knobs=variant.knobs,
             variant=variant.name,
             repeat=repeat,
-            workdir=workdir,
+            workdir=scope.workdir,
             emit=self._emit,
             settle=settle,
             clock=self.clock,
@@ -392,14 +400,14 @@ class Runner:
             run_id=self.run_id, variant=variant.name, repeat=repeat, status="ok", started_at=started
         )
         try:
-            if await settings.apply(variant.knobs.server_settings(), contexts):
+            if await scope.settings.apply(variant.knobs.server_settings(), scope.contexts):
                 self._notice("server restarted; reconnecting")
             ctx.conn = await self.target.connect("work-main")
             side = await self.target.connect("probe")
             ctx.extra_conns.append(side)
             sql = counters_sql(caps)
             ctx.counters = lambda: _read_counters(side, sql)
-            result.settings = await knoblib.settings_in_force(ctx.conn, list(WATCHED_GUCS))
+            result.settings = await settings_in_force(ctx.conn, list(WATCHED_GUCS))
             await workload.trial(ctx)
         except asyncio.CancelledError:
             result.status, result.reason = "cancelled", "cancelled by the user"
@@ -431,30 +439,20 @@ class Runner:
             )
         await ctx.close()
 
-    async def _wind_down(
-        self,
-        settings: knoblib.ServerSettings,
-        contexts: dict[str, str],
-        workload: Workload,
-        workdir: Path,
-        sampler_task: asyncio.Task[None] | None,
-    ) -> None:
+    async def _wind_down(self, scope: RunScope, sampler_task: asyncio.Task[None] | None) -> None:
         """Undo everything, whatever happened. Each step is tried even if another fails."""
         if sampler_task is not None:
             sampler_task.cancel()
             with contextlib.suppress(BaseException):
                 await sampler_task
         steps = [
-            ("restore server settings", settings.restore(contexts)),
-            ("clean up the workload", workload.cleanup(self.target)),
-            (
-                f"drop schema {knoblib.SCHEMA}",
-                self._admin(f"DROP SCHEMA IF EXISTS {knoblib.SCHEMA} CASCADE"),
-            ),
+            ("restore server settings", scope.settings.restore(scope.contexts)),
+            ("clean up the workload", scope.workload.cleanup(self.target)),
+            (f"drop schema {SCHEMA}", self._admin(f"DROP SCHEMA IF EXISTS {SCHEMA} CASCADE")),
         ]
         for what, step in steps:
             try:
                 await step
             except Exception as exc:
                 self._notice(f"could not {what}: {one_sentence(exc)}", "error")
-        shutil.rmtree(workdir, ignore_errors=True)
+        shutil.rmtree(scope.workdir, ignore_errors=True)

@@ -19,17 +19,28 @@ import json
 import time
 from collections import Counter, deque
 from collections.abc import Callable
-from typing import Any, Literal
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
 
 import asyncpg
 from pydantic import BaseModel
 
 from explorer.lab import stats
+from explorer.lab.sql import close_or_terminate
 from explorer.lab.stats import CheckpointerDelta, IoDelta, Progress, WalDelta
-from explorer.models import Capabilities
+from explorer.models import Capabilities, TrialStats
 from explorer.server.connect import ConnectError, Target
 
-__all__ = ["CheckpointerDelta", "IoDelta", "Progress", "Sample", "Sampler", "WalDelta"]
+__all__ = [
+    "CheckpointerDelta",
+    "IoDelta",
+    "Progress",
+    "Sample",
+    "Sampler",
+    "SamplerNotice",
+    "TrialSampler",
+    "WalDelta",
+]
 
 BACKOFF_MIN = 0.25
 """First wait, in seconds, before reconnecting after a lost connection."""
@@ -40,7 +51,36 @@ LOCK_TIMEOUT_MS = 25
 QUERY_TIMEOUT = 5.0
 """A poll slower than this counts as a lost connection."""
 
-Emit = Callable[[dict[str, Any]], None]
+
+@dataclass(frozen=True)
+class SamplerNotice:
+    """Something the sampler wants said (a lost or regained connection, a missing signal)."""
+
+    message: str
+    """One line for the log."""
+    t: float = field(default_factory=time.monotonic)
+    """time.monotonic() when it happened."""
+
+
+Emit = Callable[[dict[str, Any] | SamplerNotice], None]
+"""Receives each sample (as its JSON dict) and each SamplerNotice."""
+
+
+class TrialSampler(Protocol):
+    """What the runner needs from a statistics sampler (`Sampler` is the one pgwx has)."""
+
+    def begin_trial(self, relations: list[str]) -> None:
+        """Open a trial's window and size `relations` in every sample."""
+
+    async def sample_now(self, timeout: float = 2.0) -> bool:
+        """Take a reading now; False when none came within `timeout`."""
+
+    def end_trial(self) -> TrialStats:
+        """Close the window and return what it summed."""
+
+    async def run(self, emit: Emit) -> None:
+        """Sample until cancelled, passing every sample and notice to `emit`."""
+
 
 _CONNECTION_TROUBLE = (
     asyncpg.PostgresError,
@@ -123,8 +163,8 @@ class _Trial:
         self.wait_polls += s.wait_polls
         self.relation_bytes.update(s.relation_bytes)
 
-    def summary(self, unsupported: list[str]) -> dict[str, Any]:
-        def io_sum(rows: list[IoDelta]) -> dict[str, float]:
+    def summary(self, unsupported: list[str]) -> TrialStats:
+        def io_sum(rows: list[IoDelta]) -> dict[str, int | float]:
             return {name: sum(getattr(r, name) for r in rows) for name in stats.IO_FIELDS}
 
         by_backend: dict[str, list[IoDelta]] = {}
@@ -132,25 +172,25 @@ class _Trial:
             by_backend.setdefault(row.backend_type, []).append(row)
         top = self.waits.most_common(1)
         wal = self.wal
-        return {
-            "seconds": self.seconds,
-            "samples": self.samples,
-            "wal_bytes": self.wal_bytes,
-            "wal_records": wal.records if wal else None,
-            "wal_fpi": wal.fpi if wal else None,
-            "wal_buffers_full": wal.buffers_full if wal else None,
-            "io": io_sum(list(self.io.values())) if self.io else {},
-            "io_by_backend": {k: io_sum(v) for k, v in sorted(by_backend.items())},
-            "io_rows": [r.model_dump(mode="json") for r in self.io.values()],
-            "checkpoints": self.checkpointer.checkpoints,
-            "buffers_written": self.checkpointer.buffers_written,
-            "waits": dict(self.waits.most_common()),
-            "top_wait": top[0][0] if top else None,
-            "wait_samples": sum(self.waits.values()),
-            "wait_polls": self.wait_polls,
-            "relation_bytes": dict(self.relation_bytes),
-            "unsupported": list(unsupported),
-        }
+        return TrialStats(
+            seconds=self.seconds,
+            samples=self.samples,
+            wal_bytes=self.wal_bytes,
+            wal_records=wal.records if wal else None,
+            wal_fpi=wal.fpi if wal else None,
+            wal_buffers_full=wal.buffers_full if wal else None,
+            io=io_sum(list(self.io.values())) if self.io else {},
+            io_by_backend={k: io_sum(v) for k, v in sorted(by_backend.items())},
+            io_rows=[r.model_dump(mode="json") for r in self.io.values()],
+            checkpoints=self.checkpointer.checkpoints,
+            buffers_written=self.checkpointer.buffers_written,
+            waits=dict(self.waits.most_common()),
+            top_wait=top[0][0] if top else None,
+            wait_samples=sum(self.waits.values()),
+            wait_polls=self.wait_polls,
+            relation_bytes=dict(self.relation_bytes),
+            unsupported=list(unsupported),
+        )
 
 
 class Sampler:
@@ -215,17 +255,13 @@ class Sampler:
         # Read now, so the window starts close to this call rather than up to an interval ago.
         self._wake.set()
 
-    def end_trial(self) -> dict[str, Any]:
+    def end_trial(self) -> TrialStats:
         """Close the window and sum the samples whose whole interval lay inside it.
 
         Counters count as of the last reading; await `sample_now()` first for a sharp edge.
 
         Returns:
-            wal_bytes (LSN), wal_records, wal_fpi, wal_buffers_full (None without
-            pg_stat_wal), io and io_by_backend (sums of IoDelta fields), io_rows (per
-            backend_type/object/context), checkpoints, buffers_written, waits, top_wait,
-            wait_samples (observations), wait_polls, relation_bytes (last size), seconds,
-            samples and unsupported.
+            The window's sums (see `TrialStats`).
         """
         trial, self._trial = self._trial, None
         self._relations = []
@@ -253,12 +289,12 @@ class Sampler:
     async def run(self, emit: Emit) -> None:
         """Poll until cancelled, calling `emit` with each sample dict and each notice.
 
-        Connection problems never escape: each loss is announced once as a
-        {"kind": "sampler-notice", "message": ...} dict, retried with capped backoff, and the
-        recovery announced the same way. Lacking signals are announced once at the start.
+        Connection problems never escape: each loss is announced once as a `SamplerNotice`,
+        retried with capped backoff, and the recovery announced the same way. Lacking signals
+        are announced once at the start.
         """
         for line in self.unsupported:
-            emit(_notice(line))
+            emit(SamplerNotice(line))
         self._prev = None
         backoff = BACKOFF_MIN
         lost_at: float | None = None
@@ -273,7 +309,8 @@ class Sampler:
                 await conn.execute(f"SET lock_timeout = {LOCK_TIMEOUT_MS}")
                 self.backend_pid = conn.get_server_pid()
                 if lost_at is not None:
-                    emit(_notice(f"sampler reconnected after {time.monotonic() - lost_at:.1f} s"))
+                    lost_for = time.monotonic() - lost_at
+                    emit(SamplerNotice(f"sampler reconnected after {lost_for:.1f} s"))
                     lost_at = None
                 backoff = BACKOFF_MIN
                 await self._poll_forever(conn, emit)
@@ -281,11 +318,11 @@ class Sampler:
                 if lost_at is None:
                     lost_at = time.monotonic()
                     what = "lost its connection" if conn is not None else "cannot connect"
-                    emit(_notice(f"sampler {what} ({_one_line(exc)}); retrying"))
+                    emit(SamplerNotice(f"sampler {what} ({_one_line(exc)}); retrying"))
             finally:
                 self.backend_pid = None
                 if conn is not None:
-                    await _close_quietly(conn)
+                    await close_or_terminate(conn, 1.0)
             await asyncio.sleep(backoff)
             backoff = min(backoff * 2, BACKOFF_MAX)
 
@@ -370,20 +407,6 @@ class Sampler:
         self._waiters.clear()
 
 
-def _notice(message: str) -> dict[str, Any]:
-    return {"kind": "sampler-notice", "t": time.monotonic(), "message": message}
-
-
 def _one_line(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
     return text[0] if text else type(exc).__name__
-
-
-async def _close_quietly(conn: asyncpg.Connection) -> None:
-    try:
-        await asyncio.wait_for(conn.close(), 1.0)
-    except asyncio.CancelledError:
-        conn.terminate()
-        raise
-    except Exception:  # a broken connection fails to close in many ways; drop it anyway
-        conn.terminate()

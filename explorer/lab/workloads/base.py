@@ -10,13 +10,13 @@ from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 import asyncpg
 from pydantic import BaseModel, ConfigDict
 
 from explorer.errors import PgwxError
-from explorer.lab.knobs import table_name
+from explorer.lab.sql import close_or_terminate, table_name
 from explorer.models import (
     Capabilities,
     Event,
@@ -43,6 +43,10 @@ class Params(BaseModel):
         """A copy with the size fields multiplied by `scale` (at least 1)."""
         changes = {name: max(1, math.ceil(getattr(self, name) * scale)) for name in self.SCALED}
         return self.model_copy(update=changes)
+
+
+P = TypeVar("P", bound=Params)
+"""A workload's parameter model."""
 
 
 @dataclass
@@ -155,10 +159,7 @@ class TrialContext:
                     proc.kill()
                 await proc.wait()
         for conn in [*self.extra_conns, *([self.conn] if self.conn else [])]:
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(conn.close(), 5)
-            if not conn.is_closed():
-                conn.terminate()
+            await close_or_terminate(conn)
 
 
 async def write_copy_source(target: Target, path: Path, query: str, *args: Any) -> Path:
@@ -220,7 +221,7 @@ async def run_tool(
     return out.decode(errors="replace")
 
 
-class Workload(ABC):
+class Workload(ABC, Generic[P]):
     """One kind of load. Subclasses live one per module in `explorer.lab.workloads`.
 
     Lifecycle per run: `prepare` once, then `trial` for every variant × repeat, then
@@ -235,8 +236,18 @@ class Workload(ABC):
     uses_other_sessions: ClassVar[bool] = False
     """Loads through other processes (pg_restore, pgbench): TEMPORARY tables impossible."""
 
-    def __init__(self, params: Params) -> None:
-        self.params = params
+    def __init__(self, params: P) -> None:
+        self.params: P = params
+        self.source: Path | None = None
+        """What `prepare` wrote once for every trial to read (a COPY file, a dump)."""
+
+    def prepared(self) -> Path:
+        """`source`, or a WorkloadError when prepare has not made it."""
+        if self.source is None:
+            raise WorkloadError(
+                f"the {self.kind} workload has no prepared data: prepare did not run"
+            )
+        return self.source
 
     def unavailable_reason(self, knobs: Knobs, caps: Capabilities) -> str | None:
         """Why this workload cannot run these knobs on this server (beyond the generic checks)."""
@@ -259,8 +270,19 @@ class Workload(ABC):
             return []
         return [table_name(self.table, knobs.table_kind)]
 
+    source_sql: ClassVar[str | None] = None
+    """A query whose rows the default `prepare` writes once into the run's COPY file
+    (`source`); its {placeholders} are filled from the parameters, e.g. {rows}."""
+
     async def prepare(self, target: Target, caps: Capabilities, workdir: Path) -> None:
-        """Build what every trial reuses (source data, dump files); untimed, once per run."""
+        """Build what every trial reuses (source data, dump files); untimed, once per run.
+
+        By default: write the rows of `source_sql` to `<workdir>/<kind>.copy` (generating
+        them is never timed; a trial only reads the file).
+        """
+        if self.source_sql is not None:
+            query = self.source_sql.format(**self.params.model_dump())
+            self.source = await write_copy_source(target, workdir / f"{self.kind}.copy", query)
 
     @abstractmethod
     async def trial(self, ctx: TrialContext) -> None:

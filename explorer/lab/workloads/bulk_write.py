@@ -18,26 +18,22 @@ The table has autovacuum off so a background VACUUM never runs beside the timed 
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import ClassVar
 
 from pydantic import Field
 
-from explorer.lab.knobs import SCHEMA, create_table_sql, table_name
+from explorer.lab.sql import SCHEMA, create_table_sql, rows_affected, table_name
 from explorer.lab.workloads.base import (
     Params,
     TrialContext,
     Workload,
     WorkloadError,
-    write_copy_source,
 )
-from explorer.models import Capabilities, TableKind
-from explorer.server.connect import Target
+from explorer.models import TableKind
 
 TABLE = "accounts"
 COLUMNS = "aid int NOT NULL PRIMARY KEY, bid int, abalance int, filler char(84)"
 WITH = "fillfactor = 100, autovacuum_enabled = off"
-DATA_FILE = "accounts.copy"
 
 
 class BulkWriteParams(Params):
@@ -48,31 +44,18 @@ class BulkWriteParams(Params):
     """Rows copied and then updated (the article used 10,000,000, about 1.2 GB)."""
 
 
-class BulkWriteWorkload(Workload):
+class BulkWriteWorkload(Workload[BulkWriteParams]):
     """COPY into a pgbench_accounts-shaped table, CHECKPOINT, then UPDATE every row."""
 
     kind = "bulk-write"
     title = "COPY then UPDATE all rows of a pgbench_accounts-shaped table"
     params_model = BulkWriteParams
     table = TABLE
-    params: BulkWriteParams
-
-    def __init__(self, params: Params) -> None:
-        super().__init__(params)
-        self.data: Path | None = None
-
-    async def prepare(self, target: Target, caps: Capabilities, workdir: Path) -> None:
-        """Write the COPY input once: aid, bid (100,000 accounts a branch), 0, empty filler."""
-        self.data = await write_copy_source(
-            target,
-            workdir / DATA_FILE,
-            "SELECT g, (g - 1) / 100000 + 1, 0, '' FROM generate_series(1, $1::int) g",
-            self.params.rows,
-        )
+    source_sql = "SELECT g, (g - 1) / 100000 + 1, 0, '' FROM generate_series(1, {rows}) g"
+    """The COPY input: aid, bid (100,000 accounts a branch), 0, empty filler."""
 
     async def trial(self, ctx: TrialContext) -> None:
-        if self.data is None:
-            raise WorkloadError("the bulk-write workload has no data file: prepare did not run")
+        data = self.prepared()
         db, n, kind = ctx.db, self.params.rows, ctx.knobs.table_kind
         tab = table_name(TABLE, kind)
         schema = "pg_temp" if kind is TableKind.TEMPORARY else SCHEMA
@@ -84,20 +67,18 @@ class BulkWriteWorkload(Workload):
             if ctx.knobs.load_in_create_txn:
                 async with db.transaction():
                     await db.execute(f"TRUNCATE {tab}")
-                    status = await db.copy_to_table(
-                        TABLE, schema_name=schema, source=str(self.data)
-                    )
+                    status = await db.copy_to_table(TABLE, schema_name=schema, source=str(data))
                 ph.detail["txn"] = "TRUNCATE + COPY"
             else:
-                status = await db.copy_to_table(TABLE, schema_name=schema, source=str(self.data))
-            ph.rows = int(status.split()[-1])
+                status = await db.copy_to_table(TABLE, schema_name=schema, source=str(data))
+            ph.rows = rows_affected(status)
         if ctx.phases[-1].rows != n:
             raise WorkloadError(f"COPY loaded {ctx.phases[-1].rows} rows, not {n}")
 
         await ctx.settle()
         async with ctx.phase("update", expected_rows=n) as ph:
             status = await db.execute(f"UPDATE {tab} SET abalance = abalance + 1")
-            ph.rows = int(status.split()[-1])
+            ph.rows = rows_affected(status)
         await db.execute(f"DROP TABLE {tab}")
 
 

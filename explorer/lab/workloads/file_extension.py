@@ -34,13 +34,18 @@ from typing import Annotated, Any, ClassVar
 
 from pydantic import Field
 
-from explorer.lab.knobs import SCHEMA, create_table_sql, table_name
+from explorer.lab.sql import (
+    SCHEMA,
+    create_table_sql,
+    relation_pages,
+    rows_affected,
+    table_name,
+)
 from explorer.lab.workloads.base import (
     Params,
     TrialContext,
     Workload,
     WorkloadError,
-    write_copy_source,
 )
 from explorer.models import Capabilities
 from explorer.server.connect import APP_PREFIX, Target
@@ -59,6 +64,7 @@ INSERT INTO {table} (tid, bid, aid, delta, mtime)
 END;
 """
 """The article's ins-only.txt, scale fixed at 1, table qualified (pgbench 10+ reads SQL to `;`)."""
+SCRIPT_FILE = "ins-only.sql"
 
 ROWS_SQL = """SELECT 1 + floor(random() * 10)::int, 1, 1 + floor(random() * 100000)::int,
                      floor(random() * 10001)::int - 5000, localtimestamp, NULL::char(22)
@@ -104,36 +110,19 @@ def parse_pgbench(out: str) -> dict[str, Any]:
     return facts
 
 
-async def pages(conn: Any, table: str) -> int:
-    """Size of the table's main fork in blocks."""
-    return int(
-        await conn.fetchval(
-            "SELECT pg_relation_size($1::regclass) / current_setting('block_size')::int", table
-        )
-    )
-
-
-class FileExtensionWorkload(Workload):
+class FileExtensionWorkload(Workload[FileExtensionParams]):
     """COPY, then pgbench insert-only at each client count, into an extending or pre-grown file."""
 
     kind = "file-extension"
+    uses_other_sessions = True
     title = "Relation extension: COPY and pgbench inserts into a growing vs a pre-grown file"
     params_model = FileExtensionParams
     table = TABLE
-    params: FileExtensionParams
-    uses_other_sessions = True
-
-    def __init__(self, params: Params) -> None:
-        super().__init__(params)
-        self._source: Path | None = None
-        self._script: Path | None = None
+    source_sql = ROWS_SQL
 
     async def prepare(self, target: Target, caps: Capabilities, workdir: Path) -> None:
-        self._script = workdir / "ins-only.sql"
-        self._script.write_text(SCRIPT.format(table=f"{SCHEMA}.{TABLE}"))
-        self._source = await write_copy_source(
-            target, workdir / "history-rows.copy", ROWS_SQL.format(rows=self.params.rows)
-        )
+        (workdir / SCRIPT_FILE).write_text(SCRIPT.format(table=f"{SCHEMA}.{TABLE}"))
+        await super().prepare(target, caps, workdir)
 
     async def _reset(self, ctx: TrialContext, tab: str, rows: int, from_source: bool) -> None:
         """Empty the table into the variant's state: a bare file, or a pre-grown empty one."""
@@ -142,41 +131,43 @@ class FileExtensionWorkload(Workload):
         if not ctx.knobs.pregrown:
             return
         if from_source:
-            assert self._source is not None
-            await db.copy_to_table(TABLE, source=str(self._source), schema_name=SCHEMA)
+            await db.copy_to_table(TABLE, source=str(self.prepared()), schema_name=SCHEMA)
         else:
             await db.execute(f"INSERT INTO {tab} {ROWS_SQL.format(rows=rows)}")
         await db.execute(f"DELETE FROM {tab}")
         await db.execute(f"VACUUM (TRUNCATE false) {tab}")
 
     async def trial(self, ctx: TrialContext) -> None:
-        assert self._source is not None and self._script is not None, "prepare() runs first"
+        source = self.prepared()
+        script = source.with_name(SCRIPT_FILE)  # prepare wrote both in the run's workdir
         db, p, kind = ctx.db, self.params, ctx.knobs.table_kind
         tab = table_name(TABLE, kind)
         await db.execute(f"DROP TABLE IF EXISTS {tab}")
         await db.execute(create_table_sql(TABLE, COLUMNS, kind, with_=WITH))
 
         await self._reset(ctx, tab, p.rows, from_source=True)
-        before = await pages(db, tab)
+        before = await relation_pages(db, tab)
         await ctx.settle()
         async with ctx.phase("copy", expected_rows=p.rows) as ph:
-            status = await db.copy_to_table(TABLE, source=str(self._source), schema_name=SCHEMA)
-            ph.rows = int(status.split()[-1])
-        ctx.phases[-1].detail.update(pages_before=before, pages_after=await pages(db, tab))
+            status = await db.copy_to_table(TABLE, source=str(source), schema_name=SCHEMA)
+            ph.rows = rows_affected(status)
+        ctx.phases[-1].detail.update(pages_before=before, pages_after=await relation_pages(db, tab))
 
         conninfo = pgbench_conninfo(ctx.target.dsn, f"{APP_PREFIX}-work-pgbench")
         for c in p.clients:
             rows = c * p.transactions
             await self._reset(ctx, tab, rows, from_source=False)
-            before = await pages(db, tab)
+            before = await relation_pages(db, tab)
             await ctx.settle()
             args = ["pgbench", "-n", "-c", str(c), "-j", str(min(c, 2))]
-            args += ["-t", str(p.transactions), "-f", str(self._script), conninfo]
+            args += ["-t", str(p.transactions), "-f", str(script), conninfo]
             async with ctx.phase(f"pgbench-{c}c", expected_rows=rows) as ph:
                 facts = parse_pgbench(await ctx.run_tool(args))
                 ph.rows = facts.pop("done")
                 ph.detail.update(facts)
-            ctx.phases[-1].detail.update(pages_before=before, pages_after=await pages(db, tab))
+            ctx.phases[-1].detail.update(
+                pages_before=before, pages_after=await relation_pages(db, tab)
+            )
         await db.execute(f"DROP TABLE {tab}")
 
 

@@ -24,12 +24,17 @@ the steps and blur which step changed what. The range scanned is the first 0.5% 
 
 from __future__ import annotations
 
-import json
 from typing import Any, ClassVar
 
 from pydantic import Field
 
-from explorer.lab.knobs import create_table_sql, table_name
+from explorer.lab.sql import (
+    create_table_sql,
+    explain_plan,
+    relation_pages,
+    rows_affected,
+    table_name,
+)
 from explorer.lab.workloads.base import Params, TrialContext, Workload
 
 TABLE = "bloat_t"
@@ -46,18 +51,11 @@ class IndexBloatParams(Params):
 
 async def measure(conn: Any, table: str, index: str, upto: int) -> dict[str, Any]:
     """Index pages on disk and the estimated cost of the index-only range scan (untimed)."""
-    index_pages = int(
-        await conn.fetchval(
-            "SELECT pg_relation_size($1::regclass) / current_setting('block_size')::int", index
-        )
-    )
+    index_pages = await relation_pages(conn, index)
     async with conn.transaction():
         await conn.execute("SET LOCAL enable_seqscan = off")
         await conn.execute("SET LOCAL enable_bitmapscan = off")
-        raw = await conn.fetchval(
-            f"EXPLAIN (FORMAT JSON) SELECT c1 FROM {table} WHERE c1 <= {upto}"
-        )
-    plan = (json.loads(raw) if isinstance(raw, str) else raw)[0]["Plan"]
+        plan = await explain_plan(conn, f"SELECT c1 FROM {table} WHERE c1 <= {upto}")
     facts: dict[str, Any] = {
         "index_pages": index_pages,
         "ioscan_cost": float(plan["Total Cost"]),
@@ -67,14 +65,13 @@ async def measure(conn: Any, table: str, index: str, upto: int) -> dict[str, Any
     return facts
 
 
-class IndexBloatWorkload(Workload):
+class IndexBloatWorkload(Workload[IndexBloatParams]):
     """Fill, delete 90%, VACUUM, REINDEX — the index's pages and scan cost after each."""
 
     kind = "index-bloat"
     title = "Index bloat: pages and Index Only Scan cost after DELETE, VACUUM and REINDEX"
     params_model = IndexBloatParams
     table = TABLE
-    params: IndexBloatParams
 
     async def trial(self, ctx: TrialContext) -> None:
         db, n, kind = ctx.db, self.params.rows, ctx.knobs.table_kind
@@ -103,7 +100,7 @@ class IndexBloatWorkload(Workload):
         await measure_last_phase()
         async with ctx.phase("delete-90pct", expected_rows=n - keep) as ph:
             status = await db.execute(f"DELETE FROM {tab} WHERE c1 > {keep}")
-            ph.rows = int(status.split()[-1])
+            ph.rows = rows_affected(status)
         await measure_last_phase()
         async with ctx.phase("vacuum"):
             await db.execute(f"VACUUM ANALYZE {tab}")

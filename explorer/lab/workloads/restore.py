@@ -33,7 +33,7 @@ from typing import ClassVar
 import asyncpg
 from pydantic import Field
 
-from explorer.lab.knobs import SCHEMA, fk_after_load_steps, fk_clause
+from explorer.lab.sql import SCHEMA, close_or_terminate, fk_after_load_steps, fk_clause
 from explorer.lab.workloads.base import (
     Params,
     PhaseHandle,
@@ -203,19 +203,13 @@ class CommitWatcher:
                     await stop.wait()
 
 
-class RestoreWorkload(Workload):
+class RestoreWorkload(Workload[RestoreParams]):
     """pg_restore --data-only --single-transaction into a child whose FK follows the variant."""
 
     kind = "restore"
     title = "Data-only pg_restore with the FK immediate, deferred, after the load, or none"
     params_model = RestoreParams
-    params: RestoreParams
     uses_other_sessions = True
-
-    def __init__(self, params: Params) -> None:
-        super().__init__(params)
-        self.dump: Path | None = None
-        self.dbname = ""
 
     def relations(self, knobs: Knobs) -> list[str]:
         return [CHILD]
@@ -224,7 +218,7 @@ class RestoreWorkload(Workload):
         """Parent with one row, a filled child, and its data-only custom-format dump."""
         conn = await target.connect("prepare")
         try:
-            self.dbname = str(await conn.fetchval("SELECT current_database()"))
+            dbname = str(await conn.fetchval("SELECT current_database()"))
             await conn.execute(f"DROP TABLE IF EXISTS {CHILD}, {PARENT}")
             await conn.execute(f"CREATE TABLE {PARENT} (id serial PRIMARY KEY, val text)")
             await conn.execute(f"INSERT INTO {PARENT} (val) VALUES ('hogehoge')")
@@ -246,18 +240,17 @@ class RestoreWorkload(Workload):
                     "--no-sync",
                     f"--table={CHILD}",
                     f"--file={dump}",
-                    *database_args(target, self.dbname),
+                    *database_args(target, dbname),
                 ],
                 appname=f"{APP_PREFIX}-prepare-dump",
             )
             await conn.execute(f"DROP TABLE {CHILD}")
         finally:
             await conn.close()
-        self.dump = dump
+        self.source = dump
 
     async def trial(self, ctx: TrialContext) -> None:
-        if self.dump is None:
-            raise WorkloadError("the restore workload has no dump: prepare did not run")
+        self.prepared()
         db, n, fk = ctx.db, self.params.rows, ctx.knobs.fk
         await db.execute(f"DROP TABLE IF EXISTS {CHILD}")
         await db.execute(create_child_sql(fk))
@@ -290,7 +283,9 @@ class RestoreWorkload(Workload):
         self, ctx: TrialContext
     ) -> tuple[tuple[float, PhaseHandle], tuple[float, PhaseHandle]]:
         """Run pg_restore and watch it from another session: (seconds, handle) of load, commit."""
-        assert self.dump is not None
+        dump = self.prepared()
+        # pg_restore names the database itself: the one the workload session is in.
+        dbname = str(await ctx.db.fetchval("SELECT current_database()"))
         n = self.params.rows
         args = [
             "pg_restore",
@@ -298,8 +293,8 @@ class RestoreWorkload(Workload):
             "--single-transaction",
             f"--schema={SCHEMA}",
             "--table=child",
-            *database_args(ctx.target, self.dbname),
-            str(self.dump),
+            *database_args(ctx.target, dbname),
+            str(dump),
         ]
 
         def commit_seen() -> None:
@@ -341,10 +336,7 @@ class RestoreWorkload(Workload):
             if watcher.commit_start is None and watch_error is None:
                 await watcher.poll()  # the backend may linger, idle after its COMMIT
         finally:
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(watch_conn.close(), 5)
-            if not watch_conn.is_closed():
-                watch_conn.terminate()
+            await close_or_terminate(watch_conn)
 
         assert mark0 is not None and mark1 is not None
         load_s, commit_s = split_restore(

@@ -8,12 +8,17 @@ Each read phase records its plan, because TEMP tables never get a parallel scan.
 
 from __future__ import annotations
 
-import json
 from typing import Any, ClassVar
 
 from pydantic import Field
 
-from explorer.lab.knobs import create_table_sql, table_name
+from explorer.lab.sql import (
+    create_table_sql,
+    explain_plan,
+    relation_pages,
+    rows_affected,
+    table_name,
+)
 from explorer.lab.workloads.base import Params, TrialContext, Workload
 
 
@@ -27,8 +32,7 @@ class TableKindParams(Params):
 
 async def plan_summary(conn: Any, sql: str) -> dict[str, Any]:
     """Top plan node and parallel workers planned/launched, from EXPLAIN ANALYZE (untimed)."""
-    raw = await conn.fetchval(f"EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, FORMAT JSON) {sql}")
-    plan = (json.loads(raw) if isinstance(raw, str) else raw)[0]["Plan"]
+    plan = await explain_plan(conn, sql, "ANALYZE", "COSTS OFF", "TIMING OFF")
     nodes = []
 
     def walk(node: dict[str, Any]) -> None:
@@ -44,14 +48,13 @@ async def plan_summary(conn: Any, sql: str) -> dict[str, Any]:
     return {"plan": scan, "workers": f"{launched}/{planned}"}
 
 
-class TableKindWorkload(Workload):
+class TableKindWorkload(Workload[TableKindParams]):
     """INSERT, VACUUM ANALYZE, SELECT count(*), UPDATE, VACUUM ANALYZE, DELETE."""
 
     kind = "table-kind"
     title = "INSERT/SELECT/UPDATE/DELETE sequence on one table"
     params_model = TableKindParams
     table = "tab"
-    params: TableKindParams
 
     async def trial(self, ctx: TrialContext) -> None:
         db, n = ctx.db, self.params.rows
@@ -67,19 +70,15 @@ class TableKindWorkload(Workload):
         async with ctx.phase("select") as ph:
             ph.rows = int(await db.fetchval(f"SELECT count(*) FROM {tab}"))
         ctx.phases[-1].detail.update(await plan_summary(db, f"SELECT count(*) FROM {tab}"))
-        ctx.phases[-1].detail["pages"] = int(
-            await db.fetchval(
-                "SELECT pg_relation_size($1::regclass) / current_setting('block_size')::int", tab
-            )
-        )
+        ctx.phases[-1].detail["pages"] = await relation_pages(db, tab)
         async with ctx.phase("update", expected_rows=n) as ph:
             status = await db.execute(f"UPDATE {tab} SET c1 = c1 + 1")
-            ph.rows = int(status.split()[-1])
+            ph.rows = rows_affected(status)
         async with ctx.phase("vacuum-analyze-2"):
             await db.execute(f"VACUUM ANALYZE {tab}")
         async with ctx.phase("delete", expected_rows=n) as ph:
             status = await db.execute(f"DELETE FROM {tab}")
-            ph.rows = int(status.split()[-1])
+            ph.rows = rows_affected(status)
         await db.execute(f"DROP TABLE {tab}")
 
 

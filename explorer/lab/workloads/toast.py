@@ -24,15 +24,13 @@ counts ("none" = stored uncompressed), which prove what each variant really did.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any, ClassVar
 
 from pydantic import Field
 
-from explorer.lab.knobs import SCHEMA, create_table_sql, table_name, toast_sql
-from explorer.lab.workloads.base import Params, TrialContext, Workload, write_copy_source
-from explorer.models import Capabilities, TableKind
-from explorer.server.connect import Target
+from explorer.lab.sql import SCHEMA, create_table_sql, rows_affected, table_name, toast_sql
+from explorer.lab.workloads.base import Params, TrialContext, Workload
+from explorer.models import TableKind
 
 TABLE = "toast_t"
 PIECE = 200
@@ -52,18 +50,22 @@ class ToastParams(Params):
     """Rows of 16 KB text inserted (the article used 10,000)."""
 
 
-def source_query(rows: int) -> str:
-    """Rows `id, data` with a fresh random 200-character piece repeated 80 times per row."""
-    # The LATERAL subquery refers to `i`, so it is evaluated once per row, not once in all.
-    return f"""
+# The LATERAL subquery refers to `i`, so it is evaluated once per row, not once in all.
+SOURCE_SQL = f"""
         SELECT i, repeat(r.piece, {REPEAT})
-        FROM generate_series(1, {rows}) AS i,
+        FROM generate_series(1, {{rows}}) AS i,
         LATERAL (
             SELECT string_agg(substr('{ALPHABET}', 1 + floor(random() * {len(ALPHABET)})::int, 1),
                               '') AS piece
             FROM generate_series(1, {PIECE}) AS g
             WHERE i IS NOT NULL
         ) AS r"""
+"""Rows `id, data` with a fresh random 200-character piece repeated 80 times per row."""
+
+
+def source_query(rows: int) -> str:
+    """SOURCE_SQL for `rows` rows."""
+    return SOURCE_SQL.format(rows=rows)
 
 
 async def table_facts(conn: Any, table: str) -> dict[str, Any]:
@@ -84,26 +86,17 @@ async def table_facts(conn: Any, table: str) -> dict[str, Any]:
     }
 
 
-class ToastWorkload(Workload):
+class ToastWorkload(Workload[ToastParams]):
     """COPY 16 KB compressible texts into a pglz / lz4 / EXTERNAL column, then read them all."""
 
     kind = "toast"
     title = "TOAST: pglz vs lz4 vs EXTERNAL — insert time, size, a read that detoasts"
     params_model = ToastParams
     table = TABLE
-    params: ToastParams
-
-    def __init__(self, params: Params) -> None:
-        super().__init__(params)
-        self._source: Path | None = None
-
-    async def prepare(self, target: Target, caps: Capabilities, workdir: Path) -> None:
-        self._source = await write_copy_source(
-            target, workdir / "toast-rows.copy", source_query(self.params.rows)
-        )
+    source_sql = SOURCE_SQL
 
     async def trial(self, ctx: TrialContext) -> None:
-        assert self._source is not None, "prepare() makes the source file"
+        source = self.prepared()
         db, n, kind = ctx.db, self.params.rows, ctx.knobs.table_kind
         tab = table_name(TABLE, kind)
         await db.execute(f"DROP TABLE IF EXISTS {tab}")
@@ -113,10 +106,10 @@ class ToastWorkload(Workload):
         async with ctx.phase("insert", expected_rows=n) as ph:
             status = await db.copy_to_table(
                 TABLE,
-                source=str(self._source),
+                source=str(source),
                 schema_name="pg_temp" if kind is TableKind.TEMPORARY else SCHEMA,
             )
-            ph.rows = int(status.split()[-1])
+            ph.rows = rows_affected(status)
         ctx.phases[-1].detail.update(await table_facts(db, tab))
         # The first scan after a load sets hint bits on every heap and TOAST tuple (80,000
         # chunks for EXTERNAL) and dirties their pages; that is not the cost of detoasting.

@@ -196,7 +196,6 @@ class RunControl(Screen[None]):
     @work(exclusive=True, group="run", name="run", exit_on_error=False)
     async def run_profile(self, profile: Profile, scale: float, *, single: bool) -> None:
         """Run in the background; the runner undoes everything however it ends."""
-        from explorer.cli import sampler_factory
         from explorer.lab.runner import Runner, RunOptions
 
         assert self.target is not None
@@ -204,13 +203,7 @@ class RunControl(Screen[None]):
         options = RunOptions(
             scale=scale, allow_risky=app.allow_risky, sample_interval=app.sample_interval
         )
-        runner = Runner(
-            self.target,
-            profile,
-            app.store,
-            options,
-            sampler_factory=sampler_factory(options.sample_interval),
-        )
+        runner = Runner(self.target, profile, app.store, options)
         self._runner, self._cancelling = runner, False
         self.view.profile, self.view.scale, self.view.accumulate = profile, scale, single
         self.set_tab("duration")

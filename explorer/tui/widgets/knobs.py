@@ -14,8 +14,8 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Label, OptionList, Select, Static
 
-from explorer.lab import knobs as knoblib
-from explorer.lab.workloads import workload_class
+from explorer.lab.availability import unavailable_reason
+from explorer.lab.workloads import build_workload
 from explorer.models import Capabilities, FkTiming, Knobs, Profile, TableKind, Toast
 
 
@@ -86,8 +86,7 @@ def scale_label(profile: Profile | None, scale: float) -> str:
     if profile is None:
         return text
     try:
-        cls = workload_class(profile.workload)
-        params = cls.params_model.model_validate(profile.params).scaled(scale)
+        params = build_workload(profile, scale).params
     except (KeyError, ValueError):
         return text
     sizes = [f"{name} {_plain(int(getattr(params, name)))}" for name in params.SCALED]
@@ -276,8 +275,7 @@ class KnobPanel(VerticalScroll):
         workload = None
         if profile is not None and self.caps is not None:
             try:
-                cls = workload_class(profile.workload)
-                workload = cls(cls.params_model.model_validate(profile.params))
+                workload = build_workload(profile)
             except (KeyError, ValueError):
                 workload = None
         for knob in KNOB_DEFS:
@@ -313,10 +311,7 @@ class KnobPanel(VerticalScroll):
             knobs = Knobs(**{field: value})
         except ValueError:
             return "not a valid value"
-        why = knoblib.unavailable_reason(knobs, self.caps, allow_risky=self.allow_risky)
-        if why is None and workload is not None:
-            why = workload.unavailable_reason(knobs, self.caps)
-        return why
+        return unavailable_reason(knobs, self.caps, allow_risky=self.allow_risky, workload=workload)
 
     def _explain(self, knob: KnobDef, reasons: dict[Any, str]) -> None:
         labels = dict((v, label) for label, v in knob.choices)

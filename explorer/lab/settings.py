@@ -1,4 +1,4 @@
-"""Apply and undo each knob: DDL for table kind / FK / TOAST, ALTER SYSTEM for settings.
+"""Server settings: ALTER SYSTEM with an undo journal, and the settings a session runs with.
 
 Server-level changes are journaled to disk *before* they are made, keyed by the server's
 system identifier, so that a pgwx killed mid-run puts them back at its next start.
@@ -15,96 +15,13 @@ from typing import Any
 
 import asyncpg
 
-from explorer.models import RISKY_SETTINGS, Capabilities, FkTiming, Knobs, TableKind, Toast
 from explorer.paths import state_dir
 from explorer.server.connect import Target
 
-SCHEMA = "pgwx_lab"
-"""The only schema pgwx creates objects in; dropped after every run."""
-
 RESTART_CONTEXTS = {"postmaster"}
+"""pg_settings.context values whose change needs a server restart."""
 RELOAD_CONTEXTS = {"sighup", "superuser", "user", "superuser-backend", "backend"}
-
-
-# --------------------------------------------------------------------------- availability
-
-
-def unavailable_reason(knobs: Knobs, caps: Capabilities, *, allow_risky: bool) -> str | None:
-    """Why this server cannot run a variant with these knobs, or None when it can."""
-    if knobs.toast is Toast.LZ4 and not caps.lz4:
-        if caps.major < 14:
-            return f"lz4 TOAST compression needs PostgreSQL 14+, this is {caps.version}"
-        return "lz4 is not built into this server (PostgreSQL was built without --with-lz4)"
-    for name, value in knobs.server_settings().items():
-        guc = caps.gucs.get(name)
-        if guc is None:
-            return f"{name} does not exist on PostgreSQL {caps.version}"
-        if guc.setting == value or (guc.setting, value) in {("1", "on"), ("0", "off")}:
-            continue
-        if not caps.alter_system:
-            return (
-                f"{name} needs ALTER SYSTEM, which this user may not run "
-                "(superuser, or GRANT ALTER SYSTEM ON PARAMETER)"
-            )
-        if guc.context in RESTART_CONTEXTS and not caps.owned:
-            return (
-                f"{name} needs a server restart, which pgwx does only on its bundled "
-                "server; set it yourself and restart"
-            )
-        if RISKY_SETTINGS.get(name) == value and not caps.owned and not allow_risky:
-            return (
-                f"{name}={value} can corrupt this server's data on a crash; pass "
-                "--allow-risky to use it on a server pgwx does not own"
-            )
-    return None
-
-
-# --------------------------------------------------------------------------- DDL helpers
-
-
-def table_name(name: str, kind: TableKind) -> str:
-    """Schema-qualified name: temporary tables live in the session's pg_temp."""
-    return f"pg_temp.{name}" if kind is TableKind.TEMPORARY else f"{SCHEMA}.{name}"
-
-
-def create_table_sql(name: str, columns: str, kind: TableKind, with_: str = "") -> str:
-    """CREATE [UNLOGGED|TEMPORARY] TABLE for the variant's table kind."""
-    prefix = {
-        TableKind.LOGGED: "",
-        TableKind.UNLOGGED: "UNLOGGED ",
-        TableKind.TEMPORARY: "TEMPORARY ",
-    }[kind]
-    tail = f" WITH ({with_})" if with_ else ""
-    return f"CREATE {prefix}TABLE {table_name(name, kind)} ({columns}){tail}"
-
-
-def fk_clause(fk: FkTiming, ref: str) -> str:
-    """Column-level REFERENCES for FKs that exist during the load; empty otherwise."""
-    if fk is FkTiming.IMMEDIATE:
-        return f" REFERENCES {ref}"
-    if fk is FkTiming.DEFERRED:
-        return f" REFERENCES {ref} DEFERRABLE INITIALLY DEFERRED"
-    return ""
-
-
-def fk_after_load_steps(fk: FkTiming, table: str, column: str, ref: str) -> list[tuple[str, str]]:
-    """(phase, SQL) steps that add the FK after the load, for after-load and not-valid."""
-    add = f"ALTER TABLE {table} ADD CONSTRAINT pgwx_fk FOREIGN KEY ({column}) REFERENCES {ref}"
-    if fk is FkTiming.AFTER_LOAD:
-        return [("add-fk", add)]
-    if fk is FkTiming.NOT_VALID:
-        return [
-            ("add-fk", add + " NOT VALID"),
-            ("validate-fk", f"ALTER TABLE {table} VALIDATE CONSTRAINT pgwx_fk"),
-        ]
-    return []
-
-
-def toast_sql(toast: Toast, table: str, column: str) -> str:
-    """Set the column's compression or storage for the variant (explicit even for pglz)."""
-    if toast is Toast.EXTERNAL:
-        return f"ALTER TABLE {table} ALTER COLUMN {column} SET STORAGE EXTERNAL"
-    return f"ALTER TABLE {table} ALTER COLUMN {column} SET COMPRESSION {toast.value}"
+"""pg_settings.context values that a configuration reload (or a new session) picks up."""
 
 
 # --------------------------------------------------------------------------- journal

@@ -1,0 +1,67 @@
+"""Can this variant run here? One rule for the runner and the knob panel.
+
+A variant is unavailable when the server lacks a feature its knobs need (lz4, a setting that
+does not exist), when pgwx may not change a setting (no ALTER SYSTEM, a restart on a server it
+does not own, a risky value without --allow-risky), or when the workload cannot honour a knob
+(TEMPORARY tables for a load that runs in other sessions).
+"""
+
+from __future__ import annotations
+
+from explorer.lab.settings import RESTART_CONTEXTS
+from explorer.lab.workloads.base import Workload
+from explorer.models import RISKY_SETTINGS, Capabilities, Knobs, Toast
+
+
+def unavailable_reason(
+    knobs: Knobs,
+    caps: Capabilities,
+    *,
+    allow_risky: bool,
+    workload: Workload | None = None,
+) -> str | None:
+    """Why this server cannot run a variant with these knobs, or None when it can.
+
+    Args:
+        knobs: The variant's knobs.
+        caps: What the server can do (from the probe).
+        allow_risky: The user allowed fsync/full_page_writes off on a server pgwx does not own.
+        workload: The workload the variant runs, for its own limits; None checks only the
+            server.
+
+    Returns:
+        One sentence naming what is missing (and what to do), or None.
+    """
+    why = _server_reason(knobs, caps, allow_risky=allow_risky)
+    if why is None and workload is not None:
+        why = workload.unavailable_reason(knobs, caps)
+    return why
+
+
+def _server_reason(knobs: Knobs, caps: Capabilities, *, allow_risky: bool) -> str | None:
+    if knobs.toast is Toast.LZ4 and not caps.lz4:
+        if caps.major < 14:
+            return f"lz4 TOAST compression needs PostgreSQL 14+, this is {caps.version}"
+        return "lz4 is not built into this server (PostgreSQL was built without --with-lz4)"
+    for name, value in knobs.server_settings().items():
+        guc = caps.gucs.get(name)
+        if guc is None:
+            return f"{name} does not exist on PostgreSQL {caps.version}"
+        if guc.setting == value or (guc.setting, value) in {("1", "on"), ("0", "off")}:
+            continue
+        if not caps.alter_system:
+            return (
+                f"{name} needs ALTER SYSTEM, which this user may not run "
+                "(superuser, or GRANT ALTER SYSTEM ON PARAMETER)"
+            )
+        if guc.context in RESTART_CONTEXTS and not caps.owned:
+            return (
+                f"{name} needs a server restart, which pgwx does only on its bundled "
+                "server; set it yourself and restart"
+            )
+        if RISKY_SETTINGS.get(name) == value and not caps.owned and not allow_risky:
+            return (
+                f"{name}={value} can corrupt this server's data on a crash; pass "
+                "--allow-risky to use it on a server pgwx does not own"
+            )
+    return None

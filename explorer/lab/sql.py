@@ -1,0 +1,116 @@
+"""SQL shared by every workload: the lab schema, DDL for the knobs, and small session helpers.
+
+Workloads build their tables with `create_table_sql` / `table_name` (so a variant's table kind
+is honoured everywhere), read sizes and plans through `relation_pages` / `explain_plan`, count
+rows from a command status with `rows_affected`, and end sessions with `close_or_terminate`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import asyncpg
+
+from explorer.models import FkTiming, TableKind, Toast
+
+SCHEMA = "pgwx_lab"
+"""The only schema pgwx creates objects in; dropped after every run."""
+
+
+# --------------------------------------------------------------------------- DDL helpers
+
+
+def table_name(name: str, kind: TableKind) -> str:
+    """Schema-qualified name: temporary tables live in the session's pg_temp."""
+    return f"pg_temp.{name}" if kind is TableKind.TEMPORARY else f"{SCHEMA}.{name}"
+
+
+def create_table_sql(name: str, columns: str, kind: TableKind, with_: str = "") -> str:
+    """CREATE [UNLOGGED|TEMPORARY] TABLE for the variant's table kind."""
+    prefix = {
+        TableKind.LOGGED: "",
+        TableKind.UNLOGGED: "UNLOGGED ",
+        TableKind.TEMPORARY: "TEMPORARY ",
+    }[kind]
+    tail = f" WITH ({with_})" if with_ else ""
+    return f"CREATE {prefix}TABLE {table_name(name, kind)} ({columns}){tail}"
+
+
+def fk_clause(fk: FkTiming, ref: str) -> str:
+    """Column-level REFERENCES for FKs that exist during the load; empty otherwise."""
+    if fk is FkTiming.IMMEDIATE:
+        return f" REFERENCES {ref}"
+    if fk is FkTiming.DEFERRED:
+        return f" REFERENCES {ref} DEFERRABLE INITIALLY DEFERRED"
+    return ""
+
+
+def fk_after_load_steps(fk: FkTiming, table: str, column: str, ref: str) -> list[tuple[str, str]]:
+    """(phase, SQL) steps that add the FK after the load, for after-load and not-valid."""
+    add = f"ALTER TABLE {table} ADD CONSTRAINT pgwx_fk FOREIGN KEY ({column}) REFERENCES {ref}"
+    if fk is FkTiming.AFTER_LOAD:
+        return [("add-fk", add)]
+    if fk is FkTiming.NOT_VALID:
+        return [
+            ("add-fk", add + " NOT VALID"),
+            ("validate-fk", f"ALTER TABLE {table} VALIDATE CONSTRAINT pgwx_fk"),
+        ]
+    return []
+
+
+def toast_sql(toast: Toast, table: str, column: str) -> str:
+    """Set the column's compression or storage for the variant (explicit even for pglz)."""
+    if toast is Toast.EXTERNAL:
+        return f"ALTER TABLE {table} ALTER COLUMN {column} SET STORAGE EXTERNAL"
+    return f"ALTER TABLE {table} ALTER COLUMN {column} SET COMPRESSION {toast.value}"
+
+
+# --------------------------------------------------------------------------- session helpers
+
+
+async def relation_pages(conn: Any, relation: str) -> int:
+    """Size of a relation's main fork in blocks (`relation` is anything regclass accepts)."""
+    return int(
+        await conn.fetchval(
+            "SELECT pg_relation_size($1::regclass) / current_setting('block_size')::int",
+            relation,
+        )
+    )
+
+
+async def explain_plan(conn: Any, sql: str, *options: str) -> dict[str, Any]:
+    """The top plan node of `EXPLAIN (options..., FORMAT JSON) sql`, parsed.
+
+    Args:
+        conn: The session to plan in (its settings, e.g. SET LOCAL enable_seqscan, apply).
+        sql: The statement to explain.
+        options: EXPLAIN options before FORMAT JSON, e.g. "ANALYZE", "COSTS OFF".
+    """
+    raw = await conn.fetchval(f"EXPLAIN ({', '.join([*options, 'FORMAT JSON'])}) {sql}")
+    # asyncpg returns json as text unless a codec is set on the connection.
+    plan: dict[str, Any] = (json.loads(raw) if isinstance(raw, str) else raw)[0]["Plan"]
+    return plan
+
+
+def rows_affected(status: str) -> int:
+    """Rows a command reports in its status tag ("INSERT 0 42", "UPDATE 42", "COPY 42")."""
+    return int(status.split()[-1])
+
+
+async def close_or_terminate(conn: asyncpg.Connection, timeout: float = 5.0) -> None:
+    """Close a session politely; drop it when closing fails or takes longer than `timeout`.
+
+    A broken connection fails to close in many ways, and a cancelled caller must not leave
+    the socket open, so every way out ends with the connection gone.
+    """
+    try:
+        await asyncio.wait_for(conn.close(), timeout)
+    except asyncio.CancelledError:
+        conn.terminate()
+        raise
+    except Exception:
+        pass  # a broken connection fails to close in many ways; it is dropped below
+    if not conn.is_closed():
+        conn.terminate()

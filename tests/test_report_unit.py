@@ -1,0 +1,167 @@
+"""`summarize` and `TrialStats` on the recorded run (tests/fixtures/durability.json), no server.
+
+Every expected number is computed here from the raw JSON, independently of report.py.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import statistics
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from explorer.lab.report import summarize, to_csv
+from explorer.models import BLOCK_SIZE, RunRecord, ServerInfo, TrialResult, TrialStats
+
+FIXTURE = Path(__file__).parent / "fixtures" / "durability.json"
+
+
+def raw() -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(FIXTURE.read_text())
+    return data
+
+
+def raw_results() -> list[dict[str, Any]]:
+    return [e["result"] for e in raw()["events"] if e["kind"] == "trial-ended"]
+
+
+def record() -> RunRecord:
+    data = raw()
+    started = next(e for e in data["events"] if e["kind"] == "run-started")
+    return RunRecord(
+        id=started["run_id"],
+        profile=data["profile"],
+        scale=data["scale"],
+        server=ServerInfo.model_validate(started["server"]),
+        started_at=dt.datetime(2025, 1, 1, tzinfo=dt.UTC),
+        status="finished",
+        trials=[TrialResult.model_validate(r) for r in raw_results()],
+    )
+
+
+def phase_seconds(variant: str, phase: str) -> list[float]:
+    out = []
+    for r in raw_results():
+        if r["variant"] == variant and r["status"] == "ok":
+            found = [p["seconds"] for p in r["phases"] if p["name"] == phase]
+            if phase == "total":
+                found = [sum(p["seconds"] for p in r["phases"])]
+            out += found
+    return out
+
+
+VARIANTS = ["defaults", "sync-commit-off", "fsync-fpw-off", "unlogged", "minimal-same-txn"]
+
+
+# --------------------------------------------------------------------------- TrialStats
+
+
+def test_fixture_has_what_these_tests_need() -> None:
+    results = raw_results()
+    assert {r["variant"] for r in results} == set(VARIANTS)
+    assert all(r["status"] == "ok" and r["stats"] for r in results)
+    assert raw()["profile"]["baseline"] == "defaults"
+
+
+def test_trial_stats_load_the_stored_dict_shape() -> None:
+    for stored in raw_results():
+        trial = TrialResult.model_validate(stored)
+        s = trial.stats
+        assert isinstance(s, TrialStats)
+        old = stored["stats"]
+        assert s.wal_bytes == old["wal_bytes"]
+        assert s.wal_fpi == old["wal_fpi"]
+        assert s.top_wait == old["top_wait"]
+        assert s.io == old["io"] and s.io_by_backend == old["io_by_backend"]
+        assert s.waits == old["waits"]
+        assert s.extended_pages == old["io"]["extend_bytes"] // BLOCK_SIZE
+        assert s.fsyncs == old["io"]["fsyncs"]
+        # Counters stay integers, so a re-saved run is byte-for-byte the same JSON.
+        assert isinstance(s.io["reads"], int)
+        assert json.loads(trial.model_dump_json()) == stored
+
+
+def test_a_trial_without_sampler_summary_keeps_its_empty_object() -> None:
+    stored = {**raw_results()[0], "status": "skipped", "stats": {}, "phases": []}
+    trial = TrialResult.model_validate(stored)
+    assert trial.stats is None
+    assert trial.model_dump(mode="json")["stats"] == {}
+
+
+def test_unknown_stats_keys_are_tolerated_and_kept() -> None:
+    stored = raw_results()[0]
+    newer = {**stored, "stats": {**stored["stats"], "from_a_newer_pgwx": 7}}
+    trial = TrialResult.model_validate(newer)
+    assert trial.model_dump(mode="json")["stats"]["from_a_newer_pgwx"] == 7
+
+
+def test_extended_pages_fall_back_to_extend_operations_before_pg18() -> None:
+    assert TrialStats(io={"extends": 12, "fsyncs": 3}).extended_pages == 12
+    assert TrialStats(io={"extends": 12, "extend_bytes": 5 * BLOCK_SIZE}).extended_pages == 5
+    assert TrialStats().extended_pages is None and TrialStats().fsyncs is None
+
+
+# --------------------------------------------------------------------------- summarize
+
+
+def test_summarize_medians_per_variant_and_phase() -> None:
+    rows = summarize(record())
+    assert [r.variant for r in rows if r.phase == "total"] == VARIANTS
+    for row in rows:
+        values = phase_seconds(row.variant, row.phase)
+        assert row.n == len(values) == 2  # two repeats each
+        assert row.min == min(values)
+        assert row.max == max(values)
+        assert row.median == pytest.approx(statistics.median(values))
+    assert {r.phase for r in rows} == {"copy", "update", "total"}
+
+
+def test_summarize_ratios_against_the_baseline() -> None:
+    rows = summarize(record())
+    for row in rows:
+        mine = phase_seconds(row.variant, row.phase)
+        base = phase_seconds("defaults", row.phase)
+        assert row.ratio == pytest.approx(statistics.median(mine) / statistics.median(base))
+        overlap = not (min(mine) > max(base) or max(mine) < min(base))
+        assert row.within_noise is (row.variant != "defaults" and overlap)
+    baseline = [r for r in rows if r.variant == "defaults"]
+    assert all(r.ratio == pytest.approx(1.0) and not r.within_noise for r in baseline)
+
+
+def test_summarize_stat_columns_from_phases_and_sampler() -> None:
+    rows = {(r.variant, r.phase): r for r in summarize(record())}
+    for variant in VARIANTS:
+        mine = [r for r in raw_results() if r["variant"] == variant]
+        total = rows[(variant, "total")]
+        # The phases' own WAL counters win over the sampler's window (which spans more).
+        wal = [sum(p["detail"]["wal_bytes"] for p in r["phases"]) for r in mine]
+        assert total.stats["wal_bytes"] == statistics.median(wal)
+        copy = rows[(variant, "copy")]
+        assert copy.stats["wal_bytes"] == statistics.median(
+            [
+                next(p for p in r["phases"] if p["name"] == "copy")["detail"]["wal_bytes"]
+                for r in mine
+            ]
+        )
+        # The rest comes from the sampler, read through TrialStats.
+        pages = [r["stats"]["io"]["extend_bytes"] // BLOCK_SIZE for r in mine]
+        assert total.stats["extends"] == statistics.median(pages)
+        assert total.stats["fsyncs"] == statistics.median(
+            [r["stats"]["io"]["fsyncs"] for r in mine]
+        )
+        assert total.stats["wal_fpi"] == statistics.median([r["stats"]["wal_fpi"] for r in mine])
+        waits = Counter(r["stats"]["top_wait"] for r in mine)
+        assert total.stats["top_wait"] in {w for w, n in waits.items() if n == max(waits.values())}
+        # Per-phase rows of a multi-phase run carry no sampler columns.
+        assert "fsyncs" not in copy.stats
+        assert copy.rows == 300_000
+
+
+def test_csv_has_one_line_per_summary_row() -> None:
+    rec = record()
+    lines = to_csv(rec).strip().splitlines()
+    assert len(lines) == 1 + len(summarize(rec))
