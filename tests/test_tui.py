@@ -11,11 +11,11 @@ from textual.binding import Binding
 from textual.pilot import Pilot
 from textual.widgets import OptionList, Static
 
+from explorer.lab.replay import ReplaySource
 from explorer.lab.results import ResultStore
 from explorer.models import RunStarted, SampleTaken, TableKind, Toast
 from explorer.server.connect import Target
 from explorer.tui.app import PgwxApp
-from explorer.tui.replay import ReplaySource
 from explorer.tui.screens.lab import LabScreen
 from explorer.tui.widgets.activity import ActivityPane
 from explorer.tui.widgets.results import ResultsTable

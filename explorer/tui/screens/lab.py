@@ -73,7 +73,7 @@ class LabScreen(RunControl):
             "wal",
             id="lab.chart-wal",
             group=CHART,
-            tooltip="WAL MB/s from the insert position",
+            tooltip="WAL MiB/s from the insert position",
         ),
         Binding(
             "p",

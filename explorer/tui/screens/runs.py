@@ -9,7 +9,6 @@ Sample messages replace each other while queued, so a slow terminal never builds
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 from dataclasses import dataclass
@@ -22,11 +21,12 @@ from textual.screen import Screen
 from textual.widgets import RichLog, Tabs
 from textual.worker import Worker, WorkerCancelled, WorkerFailed, WorkerState
 
-from explorer.lab.runner import one_sentence, recover
+from explorer.lab.runner import one_sentence
+from explorer.lab.runstate import RunView
+from explorer.lab.session import Session
+from explorer.lab.stream import paced
 from explorer.models import Event, Knobs, Notice, Profile, RunEnded, SampleTaken, Variant
-from explorer.server.capabilities import probe
 from explorer.server.connect import Target
-from explorer.tui.runview import RunView
 from explorer.tui.widgets.activity import ActivityPane
 from explorer.tui.widgets.header import ServerHeader
 from explorer.tui.widgets.knobs import KnobPanel
@@ -121,41 +121,39 @@ class RunControl(Screen[None]):
     @work(thread=True, exclusive=True, group="server", name="server", exit_on_error=False)
     def start_server(self) -> None:
         """Reach the user's server, or start the bundled one (blocking, so in a thread)."""
-        from explorer.cli import make_target
-
         app = self.pgwx
         if app.dsn_or_env:
             app.call_from_thread(self.note, "connecting…")
-        args = argparse.Namespace(dsn=app.dsn, data_dir=app.data_dir)
-        target = make_target(args, lambda msg: app.call_from_thread(self.note, msg))
-        if target.bundled is not None:
-            app.bundled_dir = target.bundled.data_dir
-            app.owned_server = target.bundled if target.bundled.started_here else None
-        app.call_from_thread(self.target_ready, target)
+        session = Session.resolve(
+            app.store,
+            dsn=app.dsn,
+            data_dir=app.data_dir,
+            keep_server=app.keep_server,
+            say=lambda msg: app.call_from_thread(self.note, msg),
+        )
+        app.session = session
+        app.call_from_thread(self.target_ready, session.target)
 
     def target_ready(self, target: Target) -> None:
-        """The server is reachable (or should be): probe it."""
+        """The server is reachable (or should be): open the session on it."""
         self.target = target
+        if self.pgwx.session is None or self.pgwx.session.target is not target:
+            # A target handed to the app (tests) belongs to whoever made it: never stopped here.
+            self.pgwx.session = Session(target, self.pgwx.store, keep_server=True)
         self.query_one(ServerHeader).label = target.label()
         self.probe_server()
 
     @work(exclusive=True, group="probe", name="probe", exit_on_error=False)
     async def probe_server(self) -> None:
-        """Ask the server what it can do, and put back what a dead pgwx left there."""
-        assert self.target is not None
-        conn = await self.target.connect("admin")
-        try:
-            caps = await probe(conn, owned=self.target.owned)
-        finally:
-            await conn.close()
+        """Open the session: probe the server, put back what a dead pgwx left (once)."""
+        session = self.pgwx.session
+        assert session is not None
+        caps = await session.open(lambda m: self.note(m, "warning"))
         header = self.query_one(ServerHeader)
-        header.caps, header.bundled = caps, self.target.owned
+        header.caps, header.bundled = caps, session.target.owned
         self.query_one(KnobPanel).set_caps(caps, allow_risky=self.pgwx.allow_risky)
         self.query_one(ActivityPane).set_caps(caps)
-        self.note(f"connected: PostgreSQL {caps.version} at {self.target.label()}")
-        for run_id in self.pgwx.store.mark_interrupted():
-            self.note(f"run {run_id} was interrupted; its finished trials are kept", "warning")
-        await recover(self.target, caps, lambda m: self.note(m, "warning"))
+        self.note(f"connected: PostgreSQL {caps.version} at {session.target.label()}")
         self.pgwx.caps = caps
 
     # ------------------------------------------------------------------ runs
@@ -210,6 +208,7 @@ class RunControl(Screen[None]):
             app.store,
             options,
             sampler_factory=sampler_factory(options.sample_interval),
+            caps=app.caps,
         )
         self._runner, self._cancelling = runner, False
         self.view.profile, self.view.scale, self.view.accumulate = profile, scale, single
@@ -225,14 +224,13 @@ class RunControl(Screen[None]):
         if source.profile is not None:
             self.query_one(KnobPanel).show_profile(source.profile, source.scale)
         self.set_tab("duration")
-        last: float | None = None
-        for event in source.events:
-            if source.speed > 0 and last is not None and event.at > last:
-                await asyncio.sleep((event.at - last) / source.speed)
-            last = event.at if last is None else max(last, event.at)
+        for wait, event in paced(source.events, source.speed):
+            if wait:
+                await asyncio.sleep(wait)
             self._emit(event)
         if source.events and isinstance(source.events[-1], RunEnded):
-            self.post_message(self.EventArrived(Notice(at=last or 0.0, message="end of replay")))
+            last = max(e.at for e in source.events)
+            self.post_message(self.EventArrived(Notice(at=last, message="end of replay")))
         self.call_later(self.query_one(ActivityPane).chart.redraw_now)
 
     def _emit(self, event: Event) -> None:
@@ -294,13 +292,12 @@ class RunControl(Screen[None]):
             if worker.group in ("run", "server") and worker.is_running:
                 with contextlib.suppress(WorkerCancelled, WorkerFailed):
                     await worker.wait()
-        server = self.pgwx.owned_server
-        if server is not None and not self.pgwx.keep_server:
+        session = self.pgwx.session
+        if session is not None and session.bundled_here is not None and not session.keep_server:
             self.note("stopping bundled PostgreSQL…")
             stop = self.run_worker(
-                server.stop, thread=True, group="stop", name="stop", exit_on_error=False
+                session.release, thread=True, group="stop", name="stop", exit_on_error=False
             )
             with contextlib.suppress(WorkerCancelled, WorkerFailed):
                 await stop.wait()
-            self.pgwx.owned_server = None
         self.app.exit()
