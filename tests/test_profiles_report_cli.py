@@ -207,3 +207,48 @@ def test_store_marks_interrupted_runs_incomplete(tmp_path: Path) -> None:
     again = ResultStore(tmp_path / "r.sqlite")
     assert again.mark_interrupted() == ["dead-run"]
     assert again.load("dead-run").status == "incomplete"
+
+
+def test_cli_missing_profile_path_is_one_sentence(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _cli_env(monkeypatch, tmp_path)
+    assert cli.main(["run", str(tmp_path / "nowhere.toml")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("pgwx: ") and len(err.strip().splitlines()) == 1, err
+    assert "Traceback" not in err
+    assert not (tmp_path / "state" / cli.LOG_NAME).exists()  # a user error is not logged
+
+
+def test_cli_bad_scale_is_a_usage_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _cli_env(monkeypatch, tmp_path)
+    assert cli.main(["run", "quick-demo", "--scale", "0"]) == 2
+    assert "--scale must be greater than 0" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("debug", [False, True])
+def test_cli_programming_error_names_the_log_with_the_traceback(
+    debug: bool,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    _cli_env(monkeypatch, tmp_path)
+
+    def broken(_args: object) -> int:
+        raise KeyError("a bug, not the user's doing")
+
+    monkeypatch.setattr(cli, "cmd_profiles", broken)
+    argv = ["--debug", "profiles"] if debug else ["profiles"]
+    assert cli.main(argv) == 3
+    err = capsys.readouterr().err
+    log = tmp_path / "state" / cli.LOG_NAME
+    assert str(log) in err.splitlines()[0] and "KeyError" in err.splitlines()[0]
+    assert ("Traceback" in err) is debug
+    if not debug:
+        assert len(err.strip().splitlines()) == 1
+    written = log.read_text()
+    assert "Traceback" in written and "a bug, not the user's doing" in written
+    assert "in broken" in written

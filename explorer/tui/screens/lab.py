@@ -18,7 +18,8 @@ from textual.containers import Container, Vertical
 from textual.widgets import Footer, RichLog, Tab, Tabs
 
 from explorer.lab.report import to_markdown
-from explorer.models import Notice, RunEnded, RunStarted, TrialEnded, TrialStarted
+from explorer.lab.stream import level, narrate
+from explorer.models import PhaseEnded, RunEnded, RunStarted, TrialEnded
 from explorer.tui.screens.help import HelpScreen
 from explorer.tui.screens.runs import RunControl
 from explorer.tui.widgets.activity import ActivityPane
@@ -194,6 +195,10 @@ class LabScreen(RunControl):
     def _event_arrived(self, message: RunControl.EventArrived) -> None:
         event = message.event
         duration = self.query_one(DurationPane)
+        line = narrate(event)
+        if line is not None and not isinstance(event, PhaseEnded):
+            # Phases have their own pane (the duration bars); the log keeps the story.
+            self.note(line, level(event), at=event.at)
         if isinstance(event, RunStarted):
             header = self.query_one(ServerHeader)
             header.label = event.server.dsn_masked
@@ -201,25 +206,9 @@ class LabScreen(RunControl):
             self.knob_panel.set_caps(event.server.capabilities, allow_risky=self.pgwx.allow_risky)
             self.query_one(ActivityPane).reset(self.view)
             self.query_one(ResultsTable).show(self.view.summary)
-            what = f"run {event.run_id}: {event.profile}, {event.total_trials} trials"
-            self.note(what, at=event.at)
-        elif isinstance(event, Notice):
-            self.note(event.message, event.level, at=event.at)
-        elif isinstance(event, TrialStarted):
-            what = f"[{event.index}/{event.total}] {event.variant} · rep {event.repeat}"
-            self.note(what, at=event.at)
         elif isinstance(event, TrialEnded):
-            r = event.result
-            if r.status != "ok":
-                self.note(f"{r.variant} rep {r.repeat} {r.status}: {r.reason}", "warning", event.at)
-            else:
-                total = sum(p.seconds for p in r.phases)
-                self.note(f"{r.variant} rep {r.repeat} done in {total:.2f} s", at=event.at)
             self.query_one(ResultsTable).show(self.view.summary)
         elif isinstance(event, RunEnded):
-            why = f": {event.reason}" if event.reason else ""
-            level = "info" if event.status == "finished" else "warning"
-            self.note(f"run {event.status}{why}", level, at=event.at)
             self.query_one(ActivityPane).chart.redraw_now()
         duration.update_bars()
         duration.update_now()

@@ -1,1 +1,1 @@
-"""The widgets of the app (widgets/chart.py is the only importer of textual_plotext)."""
+"""The widgets of the app (only widgets/chart.py draws with plotext)."""
