@@ -65,8 +65,6 @@ class PgwxApp(App[int]):
         self.replay = replay
         self.allow_risky = allow_risky
         self.sample_interval = sample_interval
-        self.caps: Capabilities | None = None
-        """The connected server's capabilities, once probed."""
         self.session: Session | None = None
         """The server session (target, capabilities, release), once the server is reached."""
         self.profile_problems: list[str] = []
@@ -88,6 +86,12 @@ class PgwxApp(App[int]):
     def lab(self) -> LabScreen:
         """The main screen."""
         return next(s for s in self.screen_stack if isinstance(s, LabScreen))
+
+    @property
+    def caps(self) -> Capabilities | None:
+        """The server's capabilities, as the lab screen holds them (None until known)."""
+        labs = [s for s in self.screen_stack if isinstance(s, LabScreen)]
+        return labs[0].caps if labs else None
 
     async def action_quit(self) -> None:
         """ctrl+q and the palette quit the same careful way as q."""

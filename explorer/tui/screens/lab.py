@@ -141,12 +141,14 @@ class LabScreen(RunControl):
     # ------------------------------------------------------------------ layout
     def compose(self) -> ComposeResult:
         """Header, tabs (narrow terminals), the four panes, log, footer."""
-        yield ServerHeader(id="header")
+        yield ServerHeader(id="header").data_bind(LabScreen.caps)
         yield Tabs(*(Tab(p.title(), id=f"tab-{p}") for p in PANES), id="tabs")
         with Container(id="panes"):
-            yield KnobPanel(self.pgwx.profiles, id="knobs")
+            yield KnobPanel(
+                self.pgwx.profiles, allow_risky=self.pgwx.allow_risky, id="knobs"
+            ).data_bind(LabScreen.caps)
             yield DurationPane(self.view, id="duration")
-            yield ActivityPane(self.view, id="activity")
+            yield ActivityPane(self.view, id="activity").data_bind(LabScreen.caps)
             with Vertical(id="results", classes="pane"):
                 yield ResultsTable(id="results-table")
         yield RichLog(id="log", wrap=True, markup=False, max_lines=1000)
@@ -201,9 +203,8 @@ class LabScreen(RunControl):
             self.note(line, level(event), at=event.at)
         if isinstance(event, RunStarted):
             header = self.query_one(ServerHeader)
-            header.label = event.server.dsn_masked
-            header.caps, header.bundled = event.server.capabilities, event.server.bundled
-            self.knob_panel.set_caps(event.server.capabilities, allow_risky=self.pgwx.allow_risky)
+            header.label, header.bundled = event.server.dsn_masked, event.server.bundled
+            self.caps = event.server.capabilities
             self.query_one(ActivityPane).reset(self.view)
             self.query_one(ResultsTable).show(self.view.summary)
         elif isinstance(event, TrialEnded):

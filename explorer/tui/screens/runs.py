@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from rich.text import Text
 from textual import on, work
 from textual.message import Message
+from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import RichLog, Tabs
 from textual.worker import Worker, WorkerCancelled, WorkerFailed, WorkerState
@@ -25,7 +26,16 @@ from explorer.lab.runner import one_sentence
 from explorer.lab.runstate import RunView
 from explorer.lab.session import Session
 from explorer.lab.stream import paced
-from explorer.models import Event, Knobs, Notice, Profile, RunEnded, SampleTaken, Variant
+from explorer.models import (
+    Capabilities,
+    Event,
+    Knobs,
+    Notice,
+    Profile,
+    RunEnded,
+    SampleTaken,
+    Variant,
+)
 from explorer.server.connect import Target
 from explorer.tui.widgets.activity import ActivityPane
 from explorer.tui.widgets.header import ServerHeader
@@ -85,6 +95,10 @@ class RunControl(Screen[None]):
         def can_replace(self, message: Message) -> bool:
             """A queued sample repaint is superseded by a newer one (Toolong's habit)."""
             return isinstance(message, RunControl.SampleArrived)
+
+    caps: reactive[Capabilities | None] = reactive(None, init=False)
+    """The server's capabilities (the connected one, or a replayed run's): the one copy,
+    bound into the header, the knob panel and the activity pane with `data_bind`."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -149,12 +163,9 @@ class RunControl(Screen[None]):
         session = self.pgwx.session
         assert session is not None
         caps = await session.open(lambda m: self.note(m, "warning"))
-        header = self.query_one(ServerHeader)
-        header.caps, header.bundled = caps, session.target.owned
-        self.query_one(KnobPanel).set_caps(caps, allow_risky=self.pgwx.allow_risky)
-        self.query_one(ActivityPane).set_caps(caps)
+        self.query_one(ServerHeader).bundled = session.target.owned
+        self.caps = caps
         self.note(f"connected: PostgreSQL {caps.version} at {session.target.label()}")
-        self.pgwx.caps = caps
 
     # ------------------------------------------------------------------ runs
     def busy(self) -> bool:
@@ -168,7 +179,7 @@ class RunControl(Screen[None]):
             self.note("this is a replay: there is no server to run on", "warning")
         elif self.view.running or self.busy():
             self.note("a run is in progress; c cancels it", "warning")
-        elif self.target is None or self.pgwx.caps is None:
+        elif self.target is None or self.caps is None:
             self.note("not connected yet; wait for the header to show the server", "warning")
         else:
             return True
@@ -208,7 +219,7 @@ class RunControl(Screen[None]):
             app.store,
             options,
             sampler_factory=sampler_factory(options.sample_interval),
-            caps=app.caps,
+            caps=self.caps,
         )
         self._runner, self._cancelling = runner, False
         self.view.profile, self.view.scale, self.view.accumulate = profile, scale, single

@@ -44,11 +44,12 @@ class ActivityPane(Vertical):
     mode: reactive[Mode] = reactive("wal")
     """What the chart shows: WAL MiB/s, pg_stat_io rates, or wait events."""
 
+    caps: reactive[Capabilities | None] = reactive(None, init=False)
+    """The connected server's capabilities (bound from the screen), for what it lacks."""
+
     def __init__(self, view: RunView, *, id: str | None = None) -> None:
         super().__init__(id=id, classes="pane")
         self.view = view
-        self.server_caps: Capabilities | None = None
-        """The connected server's capabilities, known before any run."""
 
     def compose(self) -> ComposeResult:
         """Chart and caption."""
@@ -97,14 +98,14 @@ class ActivityPane(Vertical):
         self.update_caption()
 
     # ------------------------------------------------------------------ what to draw
-    def set_caps(self, caps: Capabilities) -> None:
+    def watch_caps(self, _old: Capabilities | None, _new: Capabilities | None) -> None:
         """The server is known: say now what it lacks."""
-        self.server_caps = caps
-        self.update_caption()
-        self.chart.redraw_now()
+        if self.is_mounted:
+            self.update_caption()
+            self.chart.redraw_now()
 
     def _no_io(self) -> str | None:
-        caps = self.view.caps or self.server_caps
+        caps = self.view.caps or self.caps
         if caps is not None and caps.pg_stat_io == "none":
             return f"pg_stat_io: not on PG {caps.major}"
         return None
