@@ -106,6 +106,8 @@ class RunControl(Screen[None]):
         """The run on screen."""
         self.target: Target | None = None
         """The server, once reached."""
+        self.choice: KnobPanel.Changed | None = None
+        """What the knob panel last said it describes (profile, size, knobs)."""
         self._runner: Any = None
         self._cancelling = False
         self._quitting = False
@@ -187,20 +189,24 @@ class RunControl(Screen[None]):
 
     def action_run(self) -> None:
         """Run the variant the knobs describe (repeats as the profile says)."""
-        panel = self.query_one(KnobPanel)
-        base = panel.profile
-        if base is None or not self.can_start():
+        choice = self.choice
+        if choice is None or choice.profile is None or not self.can_start():
             return
-        knobs = panel.knobs()
+        knobs = choice.knobs
         variant = Variant(name=variant_name(knobs), knobs=knobs)
-        profile = base.model_copy(update={"variants": [variant], "baseline": None})
-        self.run_profile(profile, panel.scale, single=True)
+        profile = choice.profile.model_copy(update={"variants": [variant], "baseline": None})
+        self.run_profile(profile, choice.scale, single=True)
 
     def action_matrix(self) -> None:
         """Run the chosen profile's whole matrix."""
-        panel = self.query_one(KnobPanel)
-        if panel.profile is not None and self.can_start():
-            self.run_profile(panel.profile, panel.scale, single=False)
+        choice = self.choice
+        if choice is not None and choice.profile is not None and self.can_start():
+            self.run_profile(choice.profile, choice.scale, single=False)
+
+    @on(KnobPanel.Changed)
+    def _knobs_changed(self, message: KnobPanel.Changed) -> None:
+        """The knob panel says what `r` and `m` would run now."""
+        self.choice = message
 
     @work(exclusive=True, group="run", name="run", exit_on_error=False)
     async def run_profile(self, profile: Profile, scale: float, *, single: bool) -> None:

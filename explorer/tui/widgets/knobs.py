@@ -12,6 +12,7 @@ from typing import Any
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal, VerticalScroll
+from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import Label, OptionList, Select, Static
 
@@ -149,6 +150,24 @@ class KnobPanel(VerticalScroll):
         id: Widget id.
     """
 
+    @dataclass
+    class Changed(Message):
+        """The variant the panel describes changed: another profile, size or knob value."""
+
+        panel: KnobPanel
+        """The panel that changed."""
+        profile: Profile | None
+        """The chosen profile."""
+        scale: float
+        """The chosen size multiplier."""
+        knobs: Knobs
+        """The knobs key r runs: the profile's baseline, overridden by the panel."""
+
+        @property
+        def control(self) -> KnobPanel:
+            """The panel (for `@on(KnobPanel.Changed, "#knobs")`)."""
+            return self.panel
+
     caps: reactive[Capabilities | None] = reactive(None, init=False)
     """The server's capabilities (bound from the screen): what it cannot do is marked."""
 
@@ -220,9 +239,17 @@ class KnobPanel(VerticalScroll):
 
     # ------------------------------------------------------------------ changes
     def on_select_changed(self, event: Select.Changed) -> None:
-        """A new profile resets the knobs to its baseline; a new size relabels."""
+        """A new profile resets the knobs to its baseline; any choice is announced."""
+        event.stop()
         if event.select.id == "knob-profile":
             self._profile_chosen()
+        else:
+            self._announce()
+
+    def _announce(self) -> None:
+        """Tell the screen what `r` would run now (not while a run's variant is shown)."""
+        if self._chosen is None:
+            self.post_message(self.Changed(self, self.profile, self.scale, self.knobs()))
 
     def watch_caps(self, _old: Capabilities | None, _new: Capabilities | None) -> None:
         """The server is known: mark what it cannot do."""
@@ -299,6 +326,7 @@ class KnobPanel(VerticalScroll):
             self._explain(knob, reasons)
         scale = self.select("scale")
         scale.set_choices([(scale_label(profile, s), s) for s in self.scales], {}, scale.value)
+        self._announce()
 
     @staticmethod
     def _baseline(profile: Profile | None) -> Knobs:
