@@ -64,6 +64,20 @@ class HelpScreen(ModalScreen[None]):
         bindings: The main screen's bindings, so the list cannot drift from the keys.
     """
 
+    DEFAULT_CSS = """
+    HelpScreen {
+        align: center middle;
+    }
+    HelpScreen #help-body {
+        width: 100;
+        max-width: 100%;
+        height: 90%;
+        border: round $border;
+        background: $surface;
+        padding: 0 1;
+    }
+    """
+
     BINDINGS = [
         Binding(
             "escape,q,question_mark", "dismiss", "Close", id="help.close", tooltip="Back to the lab"

@@ -41,6 +41,13 @@ class ActivityPane(Vertical):
         id: Widget id.
     """
 
+    DEFAULT_CSS = """
+    ActivityPane #activity-caption {
+        height: auto;
+        max-height: 5;
+    }
+    """
+
     mode: reactive[Mode] = reactive("wal")
     """What the chart shows: WAL MiB/s, pg_stat_io rates, or wait events."""
 

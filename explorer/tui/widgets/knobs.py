@@ -150,6 +150,32 @@ class KnobPanel(VerticalScroll):
         id: Widget id.
     """
 
+    DEFAULT_CSS = """
+    KnobPanel .knob-row {
+        height: 1;
+    }
+    KnobPanel .knob-label {
+        width: 19;
+        color: $text-muted;
+    }
+    KnobPanel KnobSelect {
+        width: 1fr;
+    }
+    KnobPanel .reason {
+        color: $text-muted;
+        text-style: italic;
+        padding: 0 0 0 2;
+    }
+    KnobPanel #knobs-now {
+        display: none;
+        padding: 0;
+        text-style: none;
+    }
+    KnobPanel #profile-title {
+        padding: 0;
+    }
+    """
+
     @dataclass
     class Changed(Message):
         """The variant the panel describes changed: another profile, size or knob value."""
