@@ -17,6 +17,7 @@ from explorer.models import RunStarted, SampleTaken, TableKind, Toast
 from explorer.server.connect import Target
 from explorer.tui.app import PgwxApp
 from explorer.tui.screens.lab import LabScreen
+from explorer.tui.screens.runs import RunController
 from explorer.tui.widgets.activity import ActivityPane
 from explorer.tui.widgets.results import ResultsTable
 from tests.conftest import server_state
@@ -185,9 +186,9 @@ async def test_chart_keys_switch_the_activity_view(tmp_path: Path) -> None:
 
 def test_sample_repaints_replace_each_other_but_events_do_not() -> None:
     sample = SampleTaken(sample={})
-    older, newer = LabScreen.SampleArrived(sample), LabScreen.SampleArrived(sample)
+    older, newer = RunController.SampleArrived(sample), RunController.SampleArrived(sample)
     assert newer.can_replace(older)
-    assert not LabScreen.EventArrived(sample).can_replace(older)
+    assert not RunController.EventArrived(sample).can_replace(older)
 
 
 def test_only_chart_module_imports_textual_plotext() -> None:

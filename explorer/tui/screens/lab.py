@@ -1,39 +1,58 @@
 """The main screen: knobs, duration, server activity, results and log, and every key.
 
-Layout, keys and repainting live here; the workers (server, run, replay, quit) live in
-`RunControl` (screens/runs.py), which this screen extends. At 110×30 and up the panes sit
-side by side as in the mockup; below that they become tabs, chosen by the breakpoint
-classes Textual sets on the screen.
+Layout, keys and repainting live here; the workers (server, run, replay, quit) live in the
+`RunController` (screens/runs.py) that this screen composes and listens to. At 110×30 and
+up the panes sit side by side as in the mockup; below that they become tabs, chosen by the
+breakpoint classes Textual sets on the screen.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Container, Vertical
+from textual.reactive import reactive
+from textual.screen import Screen
 from textual.widgets import Footer, RichLog, Tab, Tabs
 
 from explorer.lab.report import to_markdown
-from explorer.lab.stream import level, narrate
-from explorer.models import PhaseEnded, RunEnded, RunStarted, TrialEnded
+from explorer.lab.runstate import RunView
+from explorer.lab.stream import LEVEL_MARK, level, narrate
+from explorer.models import (
+    Capabilities,
+    PhaseEnded,
+    Profile,
+    RunEnded,
+    RunStarted,
+    TrialEnded,
+    Variant,
+)
+from explorer.server.connect import Target
 from explorer.tui.screens.help import HelpScreen
-from explorer.tui.screens.runs import RunControl
+from explorer.tui.screens.runs import RunController, variant_name
 from explorer.tui.widgets.activity import ActivityPane
 from explorer.tui.widgets.duration import DurationPane
 from explorer.tui.widgets.header import ServerHeader
 from explorer.tui.widgets.knobs import KnobPanel
 from explorer.tui.widgets.results import ResultsTable
 
+if TYPE_CHECKING:
+    from explorer.tui.app import PgwxApp
+
+LEVEL_STYLE = {"info": "", "warning": "yellow", "error": "bold red"}
+"""Log level → style (the mark, readable without colour, is `stream.LEVEL_MARK`'s)."""
+
 CHART = Binding.Group("chart", compact=True)
 PANES = ("knobs", "duration", "activity", "results")
 """Pane ids, which are also the tab ids on narrow terminals (tab-<id>)."""
 
 
-class LabScreen(RunControl):
+class LabScreen(Screen[None]):
     """Knobs, live duration and server activity, results, log."""
 
     BINDINGS = [
@@ -128,10 +147,46 @@ class LabScreen(RunControl):
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-wide")]
     VERTICAL_BREAKPOINTS = [(0, "-short"), (30, "-tall")]
 
+    caps: reactive[Capabilities | None] = reactive(None, init=False)
+    """The server's capabilities (the connected one, or a replayed run's): the one copy,
+    bound into the header, the knob panel and the activity pane with `data_bind`."""
+
     def __init__(self) -> None:
         super().__init__()
+        self.view = RunView()
+        """The run on screen (the controller feeds it, the panes draw it)."""
+        self.controller = RunController(self.view)
+        """The workers: server, run, replay, quit."""
+        self.choice: KnobPanel.Changed | None = None
+        """What the knob panel last said it describes (profile, size, knobs)."""
         self._screenshots = 0
         self._footer_busy: bool | None = None
+
+    @property
+    def pgwx(self) -> PgwxApp:
+        """The app, typed."""
+        return self.app  # type: ignore[return-value]
+
+    @property
+    def target(self) -> Target | None:
+        """The server, once reached."""
+        return self.controller.target
+
+    def busy(self) -> bool:
+        """A run or replay is in flight (or about to start)."""
+        return self.controller.busy()
+
+    def note(self, message: str, level: str = "info", at: float | None = None) -> None:
+        """One line in the log: run clock (when it comes from a run), mark, message."""
+        mark, style = LEVEL_MARK.get(level, "·"), LEVEL_STYLE.get(level, "")
+        line = Text()
+        line.append(f"{at:7.1f}s " if at is not None else "         ", style="dim")
+        line.append(f"{mark} {message}", style=style)
+        self.query_one("#log", RichLog).write(line)
+
+    def set_tab(self, pane: str) -> None:
+        """Show a pane's tab (only visible on narrow terminals)."""
+        self.query_one(Tabs).active = f"tab-{pane}"
 
     @property
     def knob_panel(self) -> KnobPanel:
@@ -153,6 +208,7 @@ class LabScreen(RunControl):
                 yield ResultsTable(id="results-table")
         yield RichLog(id="log", wrap=True, markup=False, max_lines=1000)
         yield Footer()
+        yield self.controller
 
     def on_mount(self) -> None:
         """Start: replay, an injected target, or find/start the server."""
@@ -165,12 +221,15 @@ class LabScreen(RunControl):
         header = self.query_one(ServerHeader)
         if app.replay is not None:
             header.label = "replay"
-            self.replay_run()
+            if app.replay.profile is not None:
+                self.knob_panel.show_profile(app.replay.profile, app.replay.scale)
+            self.set_tab("duration")
+            self.controller.replay_run(app.replay)
         elif app.target is not None:
-            self.target_ready(app.target)
+            self.controller.target_ready(app.target)
         else:
             header.label = "connecting…" if app.dsn_or_env else "starting bundled PostgreSQL…"
-            self.start_server()
+            self.controller.start_server()
 
     def on_resize(self, event: events.Resize) -> None:
         """A compact footer below 110 columns, so every lab key still fits in 80 (the
@@ -188,13 +247,38 @@ class LabScreen(RunControl):
             self.query_one(f"#{name}").set_class(name == pane, "-current")
 
     # ------------------------------------------------------------------ repaint
-    @on(RunControl.SampleArrived)
-    def _sample_arrived(self, _message: RunControl.SampleArrived) -> None:
+    @on(RunController.Said)
+    def _said(self, message: RunController.Said) -> None:
+        self.note(message.text, message.level)
+
+    @on(RunController.TargetReached)
+    def _target_reached(self, message: RunController.TargetReached) -> None:
+        self.query_one(ServerHeader).label = message.target.label()
+
+    @on(RunController.Opened)
+    def _opened(self, message: RunController.Opened) -> None:
+        self.query_one(ServerHeader).bundled = message.target.owned
+        self.caps = message.caps
+        self.note(f"connected: PostgreSQL {message.caps.version} at {message.target.label()}")
+
+    @on(RunController.RunStateChanged)
+    def _run_state_changed(self, message: RunController.RunStateChanged) -> None:
+        if message.worker == "replay" and message.finished:
+            self.query_one(ActivityPane).chart.redraw_now()
+        self.run_state_changed()
+
+    @on(KnobPanel.Changed)
+    def _knobs_changed(self, message: KnobPanel.Changed) -> None:
+        """The knob panel says what `r` and `m` would run now."""
+        self.choice = message
+
+    @on(RunController.SampleArrived)
+    def _sample_arrived(self, _message: RunController.SampleArrived) -> None:
         self.query_one(DurationPane).update_now()
         self.query_one(ActivityPane).data_changed()
 
-    @on(RunControl.EventArrived)
-    def _event_arrived(self, message: RunControl.EventArrived) -> None:
+    @on(RunController.EventArrived)
+    def _event_arrived(self, message: RunController.EventArrived) -> None:
         event = message.event
         duration = self.query_one(DurationPane)
         line = narrate(event)
@@ -243,8 +327,9 @@ class LabScreen(RunControl):
 
     def _tick(self) -> None:
         """The live clock between samples (replays keep the recorded clock)."""
-        if self._runner is not None and self.view.running:
-            self.view.now = max(self.view.now, self._runner.clock())
+        runner = self.controller.runner
+        if runner is not None and self.view.running:
+            self.view.now = max(self.view.now, runner.clock())
             self.query_one(DurationPane).update_now()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -252,6 +337,42 @@ class LabScreen(RunControl):
         if action == "cancel":
             return True if self.busy() and self.pgwx.replay is None else None
         return True
+
+    # ------------------------------------------------------------------ runs
+    def can_start(self) -> bool:
+        """Whether a run may start now; says why not in the log."""
+        why = self.controller.why_not(self.caps)
+        if why is not None:
+            self.note(why, "warning")
+        return why is None
+
+    def action_run(self) -> None:
+        """Run the variant the knobs describe (repeats as the profile says)."""
+        choice = self.choice
+        if choice is None or choice.profile is None or not self.can_start():
+            return
+        variant = Variant(name=variant_name(choice.knobs), knobs=choice.knobs)
+        profile = choice.profile.model_copy(update={"variants": [variant], "baseline": None})
+        self._start(profile, choice.scale, single=True)
+
+    def action_matrix(self) -> None:
+        """Run the chosen profile's whole matrix."""
+        choice = self.choice
+        if choice is not None and choice.profile is not None and self.can_start():
+            self._start(choice.profile, choice.scale, single=False)
+
+    def _start(self, profile: Profile, scale: float, *, single: bool) -> None:
+        assert self.caps is not None
+        self.set_tab("duration")
+        self.controller.run_profile(profile, scale, self.caps, single=single)
+
+    def action_cancel(self) -> None:
+        """Stop the run: the runner cancels the statement and puts the settings back."""
+        self.controller.cancel()
+
+    def action_quit(self) -> None:
+        """Quit cleanly: cancel the run, wait for its undo, stop the bundled server."""
+        self.controller.quit()
 
     # ------------------------------------------------------------------ small actions
     def action_chart(self, mode: str) -> None:

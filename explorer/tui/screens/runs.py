@@ -1,10 +1,12 @@
-"""The lab screen's background work: the server, the run, the replay, and quitting.
+"""The lab's background work, composed into the screen: server, run, replay and quitting.
 
-Every worker lives here, on the screen, so that one `@on(Worker.StateChanged)` handler sees
-them all. Starting the bundled server blocks, so it runs in a thread; everything else is
-async. The runner calls `_emit` on the event loop for every event: `_emit` folds the event
-into the `RunView` at once (cheap, so nothing is lost) and posts a message to repaint.
-Sample messages replace each other while queued, so a slow terminal never builds a backlog.
+`RunController` is a widget that draws nothing: every worker lives on it, so that one
+`@on(Worker.StateChanged)` handler sees them all, and it tells the screen what happens with
+messages (a log line, the server reached, an engine event, a run starting or ending).
+Starting the bundled server blocks, so it runs in a thread; everything else is async. The
+runner calls `_emit` on the event loop for every event: `_emit` folds the event into the
+`RunView` at once (cheap, so nothing is lost) and posts a message to repaint. Sample messages
+replace each other while queued, so a slow terminal never builds a backlog.
 """
 
 from __future__ import annotations
@@ -14,14 +16,12 @@ import contextlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from rich.text import Text
 from textual import on, work
 from textual.message import Message
-from textual.reactive import reactive
-from textual.screen import Screen
-from textual.widgets import RichLog, Tabs
+from textual.widget import Widget
 from textual.worker import Worker, WorkerCancelled, WorkerFailed, WorkerState
 
+from explorer.lab.replay import ReplaySource
 from explorer.lab.runner import one_sentence
 from explorer.lab.runstate import RunView
 from explorer.lab.session import Session
@@ -34,12 +34,8 @@ from explorer.models import (
     Profile,
     RunEnded,
     SampleTaken,
-    Variant,
 )
 from explorer.server.connect import Target
-from explorer.tui.widgets.activity import ActivityPane
-from explorer.tui.widgets.header import ServerHeader
-from explorer.tui.widgets.knobs import KnobPanel
 
 if TYPE_CHECKING:
     from explorer.tui.app import PgwxApp
@@ -53,9 +49,6 @@ WORKER_WHAT = {
     "stop": "Stopping the bundled server",
 }
 """Worker name → what to call it in a one-sentence error."""
-
-LEVEL_MARK = {"info": ("·", ""), "warning": ("!", "yellow"), "error": ("✗", "bold red")}
-"""Log level → mark (readable without colour) and style."""
 
 
 def variant_name(knobs: Knobs) -> str:
@@ -77,8 +70,18 @@ def variant_name(knobs: Knobs) -> str:
     return " ".join(parts)[:40]
 
 
-class RunControl(Screen[None]):
-    """Base of the lab screen: owns the workers and turns engine events into messages."""
+class RunController(Widget):
+    """The lab's workers: reach and open the server, run, replay, cancel, quit.
+
+    Args:
+        view: The run state it feeds (the screen's widgets draw from the same object).
+    """
+
+    DEFAULT_CSS = """
+    RunController {
+        display: none;
+    }
+    """
 
     @dataclass
     class EventArrived(Message):
@@ -94,21 +97,48 @@ class RunControl(Screen[None]):
 
         def can_replace(self, message: Message) -> bool:
             """A queued sample repaint is superseded by a newer one (Toolong's habit)."""
-            return isinstance(message, RunControl.SampleArrived)
+            return isinstance(message, RunController.SampleArrived)
 
-    caps: reactive[Capabilities | None] = reactive(None, init=False)
-    """The server's capabilities (the connected one, or a replayed run's): the one copy,
-    bound into the header, the knob panel and the activity pane with `data_bind`."""
+    @dataclass
+    class Said(Message):
+        """A line for the log."""
 
-    def __init__(self) -> None:
+        text: str
+        level: str = "info"
+        """'info', 'warning' or 'error'."""
+
+    @dataclass
+    class TargetReached(Message):
+        """The server is reachable; its session opens next."""
+
+        target: Target
+
+    @dataclass
+    class Opened(Message):
+        """The session is open: the server's capabilities are known."""
+
+        target: Target
+        caps: Capabilities
+
+    @dataclass
+    class RunStateChanged(Message):
+        """A run or replay worker started, moved on or ended."""
+
+        worker: str | None
+        """The worker's name ('run', 'replay', …)."""
+        finished: bool
+        """It has ended (however)."""
+
+    def __init__(self, view: RunView) -> None:
         super().__init__()
-        self.view = RunView()
+        self.view = view
         """The run on screen."""
         self.target: Target | None = None
         """The server, once reached."""
-        self.choice: KnobPanel.Changed | None = None
-        """What the knob panel last said it describes (profile, size, knobs)."""
-        self._runner: Any = None
+        self.session: Session | None = None
+        """The session on it (the app's, so that it is released however the app ends)."""
+        self.runner: Any = None
+        """The runner of the latest run (its clock drives the live timer)."""
         self._cancelling = False
         self._quitting = False
 
@@ -117,21 +147,9 @@ class RunControl(Screen[None]):
         """The app, typed."""
         return self.app  # type: ignore[return-value]
 
-    # ------------------------------------------------------------------ hooks
-    def note(self, message: str, level: str = "info", at: float | None = None) -> None:
-        """One line in the log: run clock (when it comes from a run), mark, message."""
-        mark, style = LEVEL_MARK.get(level, LEVEL_MARK["info"])
-        line = Text()
-        line.append(f"{at:7.1f}s " if at is not None else "         ", style="dim")
-        line.append(f"{mark} {message}", style=style)
-        self.query_one("#log", RichLog).write(line)
-
-    def set_tab(self, pane: str) -> None:
-        """Show a pane's tab (only visible on narrow terminals)."""
-        self.query_one(Tabs).active = f"tab-{pane}"
-
-    def run_state_changed(self) -> None:
-        """A run started, moved on or ended: the screen updates its status parts."""
+    def say(self, text: str, level: str = "info") -> None:
+        """A log line, through the screen (safe from a thread: post_message is)."""
+        self.post_message(self.Said(text, level))
 
     # ------------------------------------------------------------------ server
     @work(thread=True, exclusive=True, group="server", name="server", exit_on_error=False)
@@ -139,13 +157,13 @@ class RunControl(Screen[None]):
         """Reach the user's server, or start the bundled one (blocking, so in a thread)."""
         app = self.pgwx
         if app.dsn_or_env:
-            app.call_from_thread(self.note, "connecting…")
+            self.say("connecting…")
         session = Session.resolve(
             app.store,
             dsn=app.dsn,
             data_dir=app.data_dir,
             keep_server=app.keep_server,
-            say=lambda msg: app.call_from_thread(self.note, msg),
+            say=self.say,
         )
         app.session = session
         app.call_from_thread(self.target_ready, session.target)
@@ -153,21 +171,20 @@ class RunControl(Screen[None]):
     def target_ready(self, target: Target) -> None:
         """The server is reachable (or should be): open the session on it."""
         self.target = target
-        if self.pgwx.session is None or self.pgwx.session.target is not target:
+        session = self.pgwx.session
+        if session is None or session.target is not target:
             # A target handed to the app (tests) belongs to whoever made it: never stopped here.
-            self.pgwx.session = Session(target, self.pgwx.store, keep_server=True)
-        self.query_one(ServerHeader).label = target.label()
-        self.probe_server()
+            session = self.pgwx.session = Session(target, self.pgwx.store, keep_server=True)
+        self.session = session
+        self.post_message(self.TargetReached(target))
+        self.open_session()
 
     @work(exclusive=True, group="probe", name="probe", exit_on_error=False)
-    async def probe_server(self) -> None:
+    async def open_session(self) -> None:
         """Open the session: probe the server, put back what a dead pgwx left (once)."""
-        session = self.pgwx.session
-        assert session is not None
-        caps = await session.open(lambda m: self.note(m, "warning"))
-        self.query_one(ServerHeader).bundled = session.target.owned
-        self.caps = caps
-        self.note(f"connected: PostgreSQL {caps.version} at {session.target.label()}")
+        assert self.session is not None
+        caps = await self.session.open(lambda m: self.say(m, "warning"))
+        self.post_message(self.Opened(self.session.target, caps))
 
     # ------------------------------------------------------------------ runs
     def busy(self) -> bool:
@@ -175,41 +192,20 @@ class RunControl(Screen[None]):
         active = (WorkerState.PENDING, WorkerState.RUNNING)
         return any(w.state in active for w in self.workers if w.group == "run")
 
-    def can_start(self) -> bool:
-        """Whether a run may start now; says why not in the log."""
+    def why_not(self, caps: Capabilities | None) -> str | None:
+        """Why a run may not start now (None: it may)."""
         if self.pgwx.replay is not None:
-            self.note("this is a replay: there is no server to run on", "warning")
-        elif self.view.running or self.busy():
-            self.note("a run is in progress; c cancels it", "warning")
-        elif self.target is None or self.caps is None:
-            self.note("not connected yet; wait for the header to show the server", "warning")
-        else:
-            return True
-        return False
-
-    def action_run(self) -> None:
-        """Run the variant the knobs describe (repeats as the profile says)."""
-        choice = self.choice
-        if choice is None or choice.profile is None or not self.can_start():
-            return
-        knobs = choice.knobs
-        variant = Variant(name=variant_name(knobs), knobs=knobs)
-        profile = choice.profile.model_copy(update={"variants": [variant], "baseline": None})
-        self.run_profile(profile, choice.scale, single=True)
-
-    def action_matrix(self) -> None:
-        """Run the chosen profile's whole matrix."""
-        choice = self.choice
-        if choice is not None and choice.profile is not None and self.can_start():
-            self.run_profile(choice.profile, choice.scale, single=False)
-
-    @on(KnobPanel.Changed)
-    def _knobs_changed(self, message: KnobPanel.Changed) -> None:
-        """The knob panel says what `r` and `m` would run now."""
-        self.choice = message
+            return "this is a replay: there is no server to run on"
+        if self.view.running or self.busy():
+            return "a run is in progress; c cancels it"
+        if self.target is None or caps is None:
+            return "not connected yet; wait for the header to show the server"
+        return None
 
     @work(exclusive=True, group="run", name="run", exit_on_error=False)
-    async def run_profile(self, profile: Profile, scale: float, *, single: bool) -> None:
+    async def run_profile(
+        self, profile: Profile, scale: float, caps: Capabilities, *, single: bool
+    ) -> None:
         """Run in the background; the runner undoes everything however it ends."""
         from explorer.cli import sampler_factory
         from explorer.lab.runner import Runner, RunOptions
@@ -225,22 +221,16 @@ class RunControl(Screen[None]):
             app.store,
             options,
             sampler_factory=sampler_factory(options.sample_interval),
-            caps=self.caps,
+            caps=caps,
         )
-        self._runner, self._cancelling = runner, False
+        self.runner, self._cancelling = runner, False
         self.view.profile, self.view.scale, self.view.accumulate = profile, scale, single
-        self.set_tab("duration")
         await runner.run(self._emit)
 
     @work(exclusive=True, group="run", name="replay", exit_on_error=False)
-    async def replay_run(self) -> None:
-        """Feed a recorded run into the screen at its recorded pace (or all at once)."""
-        source = self.pgwx.replay
-        assert source is not None
+    async def replay_run(self, source: ReplaySource) -> None:
+        """Feed a recorded run into the view at its recorded pace (or all at once)."""
         self.view.profile, self.view.scale = source.profile, source.scale
-        if source.profile is not None:
-            self.query_one(KnobPanel).show_profile(source.profile, source.scale)
-        self.set_tab("duration")
         for wait, event in paced(source.events, source.speed):
             if wait:
                 await asyncio.sleep(wait)
@@ -248,7 +238,6 @@ class RunControl(Screen[None]):
         if source.events and isinstance(source.events[-1], RunEnded):
             last = max(e.at for e in source.events)
             self.post_message(self.EventArrived(Notice(at=last, message="end of replay")))
-        self.call_later(self.query_one(ActivityPane).chart.redraw_now)
 
     def _emit(self, event: Event) -> None:
         """Called by the runner (or replay) on the event loop, once per event."""
@@ -267,14 +256,14 @@ class RunControl(Screen[None]):
                 return True
         return False
 
-    def action_cancel(self) -> None:
+    def cancel(self) -> None:
         """Stop the run: the runner cancels the statement and puts the settings back."""
         if self._cancelling:
-            self.note("already cancelling…")
+            self.say("already cancelling…")
         elif self._cancel_run():
-            self.note("cancelling: stopping the statement, putting settings back…")
+            self.say("cancelling: stopping the statement, putting settings back…")
         else:
-            self.note("nothing to cancel")
+            self.say("nothing to cancel")
 
     # ------------------------------------------------------------------ workers
     @on(Worker.StateChanged)
@@ -283,19 +272,19 @@ class RunControl(Screen[None]):
         worker = event.worker
         if event.state == WorkerState.ERROR and worker.error is not None:
             what = WORKER_WHAT.get(worker.name, worker.name or "A background task")
-            self.note(f"{what} failed: {one_sentence(worker.error)}", "error")
+            self.say(f"{what} failed: {one_sentence(worker.error)}", "error")
         if worker.group == "run" and worker.is_finished:
             self._cancelling = False
             if worker.name == "run" and self.view.running:
                 # The run ended before it could say so (it failed to start).
                 self.view.status = "failed"
-        self.run_state_changed()
+        self.post_message(self.RunStateChanged(worker.name, worker.is_finished))
 
     # ------------------------------------------------------------------ quitting
-    def action_quit(self) -> None:
+    def quit(self) -> None:
         """Quit cleanly: cancel the run, wait for its undo, stop the bundled server."""
         if self._quitting:
-            self.note("still putting the server back; one moment…")
+            self.say("still putting the server back; one moment…")
             return
         self._quitting = True
         self.shutdown()
@@ -304,14 +293,14 @@ class RunControl(Screen[None]):
     async def shutdown(self) -> None:
         """Cancel, wait for the undo, stop our server, exit."""
         if self._cancel_run():
-            self.note("quitting: cancelling the run, putting settings back…")
+            self.say("quitting: cancelling the run, putting settings back…")
         for worker in list(self.workers):
             if worker.group in ("run", "server") and worker.is_running:
                 with contextlib.suppress(WorkerCancelled, WorkerFailed):
                     await worker.wait()
         session = self.pgwx.session
         if session is not None and session.bundled_here is not None and not session.keep_server:
-            self.note("stopping bundled PostgreSQL…")
+            self.say("stopping bundled PostgreSQL…")
             stop = self.run_worker(
                 session.release, thread=True, group="stop", name="stop", exit_on_error=False
             )
