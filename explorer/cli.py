@@ -22,7 +22,15 @@ from explorer.lab.results import ResultStore
 from explorer.lab.session import Session
 from explorer.lab.stream import LEVEL_MARK, narrate, paced
 from explorer.lab.units import human_bytes
-from explorer.models import Capabilities, Event, Notice, PhaseEnded, PhaseStarted, SampleTaken
+from explorer.models import (
+    Capabilities,
+    Event,
+    Notice,
+    PhaseEnded,
+    PhaseStarted,
+    SampleTaken,
+    TrialEnded,
+)
 from explorer.server.connect import LIBPQ_ENV, Target
 from explorer.server.embedded import LocalServer
 
@@ -145,7 +153,7 @@ class Progress:
                 return
             if isinstance(event, Notice):
                 line = f"  {LEVEL_MARK[event.level]} {line}"
-            elif isinstance(event, PhaseEnded):
+            elif isinstance(event, PhaseEnded | TrialEnded):
                 line = f"    {line}"
             self._print(line)
 
