@@ -166,6 +166,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     select_variants(profile, args.variants)  # a bad --variant fails before any server work
     if args.scale <= 0:
         raise UsageError("--scale must be greater than 0.")
+    if args.repeats is not None and args.repeats < 1:
+        raise UsageError("--repeats must be 1 or more.")
     say = Progress()
     store = ResultStore()
     options = RunOptions(

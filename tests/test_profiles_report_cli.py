@@ -226,6 +226,8 @@ def test_cli_bad_scale_is_a_usage_error(
     _cli_env(monkeypatch, tmp_path)
     assert cli.main(["run", "quick-demo", "--scale", "0"]) == 2
     assert "--scale must be greater than 0" in capsys.readouterr().err
+    assert cli.main(["run", "quick-demo", "--repeats", "0"]) == 2
+    assert "--repeats must be 1 or more" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("debug", [False, True])
