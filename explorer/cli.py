@@ -7,30 +7,40 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import logging
 import os
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from explorer import paths
+from explorer.errors import PgwxError, UsageError
 from explorer.lab.profiles import ProfileError, list_profiles, load_profile
-from explorer.lab.report import FORMATS, human_bytes, render
-from explorer.lab.results import ResultStore, StoreError
+from explorer.lab.report import FORMATS, render
+from explorer.lab.results import ResultStore
+from explorer.lab.session import Session
+from explorer.lab.stream import LEVEL_MARK, narrate, paced
+from explorer.lab.units import human_bytes
 from explorer.models import (
+    Capabilities,
     Event,
     Notice,
     PhaseEnded,
     PhaseStarted,
-    RunEnded,
-    RunStarted,
     SampleTaken,
     TrialEnded,
-    TrialStarted,
 )
-from explorer.server.connect import LIBPQ_ENV, ConnectError, Target
-from explorer.server.embedded import LocalServer, ServerError
+from explorer.server.connect import LIBPQ_ENV
+from explorer.server.embedded import LocalServer
 
-USER_ERRORS = (ConnectError, ProfileError, StoreError, ServerError, ValueError, OSError)
+__all__ = ["LIBPQ_ENV", "build_parser", "main"]
+
+LOG_NAME = "pgwx.log"
+"""File under the state directory where a programming error's traceback is written."""
+
+log = logging.getLogger("explorer")
 
 
 def _server_args(p: argparse.ArgumentParser) -> None:
@@ -59,6 +69,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--allow-risky",
         action="store_true",
         help="in the app: allow fsync/full_page_writes off on a server pgwx does not own",
+    )
+    parser.add_argument(
+        "--debug",
+        action="store_true",
+        help="on a programming error, print the traceback too (it is always logged)",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
@@ -100,26 +115,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def make_target(args: argparse.Namespace, say: Callable[[str], None]) -> Target:
-    """The user's server, or the bundled one started now."""
-    if args.dsn or any(os.environ.get(v) for v in LIBPQ_ENV):
-        return Target(dsn=args.dsn)
-    server = LocalServer(args.data_dir)
-    if not server.is_running():
-        say(f"starting bundled PostgreSQL {server.version} in {server.data_dir} …")
-    server.start()
-    return Target(bundled=server)
-
-
-def stop_if_ours(target: Target, keep: bool, say: Callable[[str], None]) -> None:
-    """Stop the bundled server if this process started it and it is not to be kept."""
-    server = target.bundled
-    if server is not None and server.started_here and not keep:
-        server.stop()
-    elif server is not None and keep:
-        say(f"bundled server left running in {server.data_dir} (`pgwx server stop`)")
-
-
 class Progress:
     """Prints the event stream to stderr as a person would want to read it."""
 
@@ -136,35 +131,23 @@ class Progress:
         print(text, file=self.out, flush=True)
 
     def __call__(self, event: Event) -> None:
-        if isinstance(event, RunStarted):
-            self._print(
-                f"pgwx: {event.profile} on {event.server.dsn_masked} "
-                f"(PostgreSQL {event.server.capabilities.version}), "
-                f"{event.total_trials} trials"
-            )
-        elif isinstance(event, Notice):
-            mark = {"info": "·", "warning": "!", "error": "✗"}[event.level]
-            self._print(f"  {mark} {event.message}")
-        elif isinstance(event, TrialStarted):
-            self._print(f"[{event.index}/{event.total}] {event.variant} · rep {event.repeat}")
-        elif isinstance(event, PhaseStarted):
+        if isinstance(event, PhaseStarted):
             self.phase = event.phase
-        elif isinstance(event, PhaseEnded):
-            r = event.result
-            rows = f" · {r.rows:,} rows" if r.rows is not None else ""
-            self._print(f"    {r.name:<16} {r.seconds:8.3f} s{rows}")
-        elif isinstance(event, SampleTaken) and self.live:
+        elif isinstance(event, SampleTaken):
             rate = event.sample.get("wal_bytes_per_s")
-            if rate is not None:
+            if self.live and rate is not None:
                 self.out.write(f"\r\033[K    {self.phase} … WAL {human_bytes(rate)}/s")
                 self.out.flush()
                 self._line = True
-        elif isinstance(event, TrialEnded) and event.result.status != "ok":
-            self._print(f"    {event.result.status}: {event.result.reason}")
-        elif isinstance(event, RunEnded):
-            self._print(
-                f"run {event.run_id} {event.status}" + (f": {event.reason}" if event.reason else "")
-            )
+        else:
+            line = narrate(event)
+            if line is None:
+                return
+            if isinstance(event, Notice):
+                line = f"  {LEVEL_MARK[event.level]} {line}"
+            elif isinstance(event, PhaseEnded | TrialEnded):
+                line = f"    {line}"
+            self._print(line)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -174,10 +157,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     profile = load_profile(args.profile)
     select_variants(profile, args.variants)  # a bad --variant fails before any server work
     if args.scale <= 0:
-        raise ValueError("--scale must be greater than 0")
+        raise UsageError("--scale must be greater than 0.")
+    if args.repeats is not None and args.repeats < 1:
+        raise UsageError("--repeats must be 1 or more.")
     say = Progress()
     store = ResultStore()
-    target = make_target(args, say._print)
     options = RunOptions(
         scale=args.scale,
         repeats=args.repeats,
@@ -186,17 +170,42 @@ def cmd_run(args: argparse.Namespace) -> int:
         sample=not args.no_sample,
         settle_seconds=args.settle,
     )
-    runner = Runner(target, profile, store, options)
+    runner: Runner | None = None
+    session: Session | None = None
     try:
-        record = asyncio.run(runner.run(say))
-    except KeyboardInterrupt:
-        say._print(
-            f"cancelled: server settings restored, finished trials kept in run "
-            f"{runner.run_id} (`pgwx report {runner.run_id}`)"
+        session = Session.resolve(
+            store,
+            dsn=args.dsn,
+            data_dir=args.data_dir,
+            keep_server=args.keep_server,
+            say=say._print,
         )
+
+        async def open_and_run(session: Session) -> Any:
+            nonlocal runner
+            caps: Capabilities = await session.open(lambda m: say._print(f"  ! {m}"))
+            runner = Runner(
+                session.target,
+                profile,
+                store,
+                options,
+                caps=caps,
+            )
+            return await runner.run(say)
+
+        record = asyncio.run(open_and_run(session))
+    except KeyboardInterrupt:
+        if runner is None:
+            say._print("cancelled before the run started")
+        else:
+            say._print(
+                f"cancelled: server settings restored, finished trials kept in run "
+                f"{runner.run_id} (`pgwx report {runner.run_id}`)"
+            )
         return 130
     finally:
-        stop_if_ours(target, args.keep_server, say._print)
+        if session is not None:
+            session.release(say._print)
         store.close()
     print(render(record, args.format), end="")
     say._print(f"saved as run {record.id}; `pgwx report {record.id} --format csv|json`")
@@ -259,13 +268,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
         return run_app(replay=run_id)
     progress = Progress()
-    last = 0.0
-    import time
-
-    for event in store.events(run_id):
-        if args.speed > 0 and event.at > last:
-            time.sleep((event.at - last) / args.speed)
-        last = max(last, event.at)
+    for wait, event in paced(store.events(run_id), args.speed):
+        if wait:
+            time.sleep(wait)
         progress(event)
     print(render(store.load(run_id), "md"), end="")
     return 0
@@ -297,10 +302,29 @@ def cmd_server(args: argparse.Namespace) -> int:
     return 0
 
 
+def _log_programming_error(exc: BaseException) -> Path | None:
+    """Write the traceback to the log under the state directory; its path, or None."""
+    try:
+        folder = paths.state_dir()
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / LOG_NAME
+        handler = logging.FileHandler(path, encoding="utf-8")
+    except OSError:
+        return None
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    log.addHandler(handler)
+    try:
+        log.error("programming error: %s", exc, exc_info=exc)
+    finally:
+        log.removeHandler(handler)
+        handler.close()
+    return path
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the `pgwx` command."""
     args = build_parser().parse_args(argv)
-    commands = {
+    commands: dict[str, Callable[[argparse.Namespace], int]] = {
         "run": cmd_run,
         "runs": cmd_runs,
         "report": cmd_report,
@@ -319,9 +343,22 @@ def main(argv: list[str] | None = None) -> int:
                 allow_risky=args.allow_risky,
             )
         return commands[args.command](args)
-    except USER_ERRORS as exc:
+    except PgwxError as exc:
         print(f"pgwx: {exc}", file=sys.stderr)
         return 2
+    except Exception as exc:
+        # Not the user's doing: say so in one sentence, keep the traceback for the report.
+        path = _log_programming_error(exc)
+        where = f"the traceback is in {path}" if path else "the traceback could not be logged"
+        print(
+            f"pgwx: internal error ({type(exc).__name__}); {where} — please report it.",
+            file=sys.stderr,
+        )
+        if args.debug:
+            import traceback
+
+            traceback.print_exception(exc, file=sys.stderr)
+        return 3
 
 
 if __name__ == "__main__":

@@ -78,7 +78,7 @@ from collections.abc import Awaitable, Callable  # noqa: E402
 
 from explorer.lab.results import ResultStore  # noqa: E402
 from explorer.lab.runner import Runner, RunOptions  # noqa: E402
-from explorer.models import Event, Profile, RunRecord, Variant  # noqa: E402
+from explorer.models import Capabilities, Event, Profile, RunRecord, Variant  # noqa: E402
 
 
 def small_profile(
@@ -139,13 +139,20 @@ def run_profile(store: ResultStore) -> RunProfile:
         *,
         check_clean: bool = True,
         sampler: bool = False,
+        caps: Capabilities | None = None,
         **options: object,
     ) -> tuple[RunRecord, list[Event]]:
         before = await server_state(target)
         events: list[Event] = []
         options.setdefault("settle_seconds", 0.0)
         options.update(sample=sampler, sample_interval=0.1)
-        runner = Runner(target, profile, store, RunOptions(**options))  # type: ignore[arg-type]
+        runner = Runner(
+            target,
+            profile,
+            store,
+            RunOptions(**options),  # type: ignore[arg-type]
+            caps=caps,
+        )
         record = await runner.run(events.append)
         if check_clean:
             after = await server_state(target)

@@ -173,8 +173,8 @@ async def test_cancel_mid_run_restores_settings(pg18: Target, store: ResultStore
     assert busy == 0
 
 
-async def test_journal_left_by_dead_pgwx_is_undone_at_next_start(
-    pg18: Target, run_profile: RunProfile
+async def test_journal_left_by_dead_pgwx_is_undone_once_when_the_session_opens(
+    pg18: Target, run_profile: RunProfile, store: ResultStore
 ) -> None:
     from explorer.lab.settings import Journal
     from explorer.server.capabilities import probe
@@ -190,11 +190,20 @@ async def test_journal_left_by_dead_pgwx_is_undone_at_next_start(
         await conn.execute("CREATE SCHEMA pgwx_lab")
     finally:
         await conn.close()
-    record, events = await run_profile(pg18, tiny([Variant(name="base")]), check_clean=False)
-    assert record.trials[0].settings["synchronous_commit"] == "on"
-    messages = " ".join(getattr(e, "message", "") for e in events)
+    from explorer.lab.session import Session
+
+    said: list[str] = []
+    session = Session(pg18, store, keep_server=True)
+    await session.open(said.append)
+    assert session.restored == ["synchronous_commit"]
+    told = len(said)
+    again = await session.open(said.append)  # once per session: nothing is done twice
+    assert again is session.caps and len(said) == told
+    messages = " ".join(said)
     assert "synchronous_commit" in messages and "pgwx_lab" in messages
     assert await server_state(pg18) == before
+    record, _ = await run_profile(pg18, tiny([Variant(name="base")]), caps=session.caps)
+    assert record.trials[0].settings["synchronous_commit"] == "on"
 
 
 def test_fk_enum_spelling() -> None:

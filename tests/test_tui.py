@@ -11,12 +11,13 @@ from textual.binding import Binding
 from textual.pilot import Pilot
 from textual.widgets import OptionList, Static
 
+from explorer.lab.replay import ReplaySource
 from explorer.lab.results import ResultStore
 from explorer.models import RunStarted, SampleTaken, TableKind, Toast
 from explorer.server.connect import Target
 from explorer.tui.app import PgwxApp
-from explorer.tui.replay import ReplaySource
 from explorer.tui.screens.lab import LabScreen
+from explorer.tui.screens.runs import RunController
 from explorer.tui.widgets.activity import ActivityPane
 from explorer.tui.widgets.results import ResultsTable
 from tests.conftest import server_state
@@ -77,6 +78,7 @@ async def test_run_variant_fills_the_results(pg18: Target, store: ResultStore) -
         panel.select("table_kind").value = TableKind.UNLOGGED
         table = lab.query_one(ResultsTable)
         assert table.row_count == 0
+        await pilot.pause()  # the panel's Changed message reaches the screen
         await pilot.press("r")
         await wait_for(pilot, lambda: lab.view.status == "running", 20)
         assert panel.locked  # knobs cannot change under a run
@@ -92,6 +94,7 @@ async def test_run_variant_fills_the_results(pg18: Target, store: ResultStore) -
         assert record.trials[0].settings  # read back from the server
         # a second variant lines up in the same table, with a ratio to the first
         panel.select("table_kind").value = TableKind.TEMPORARY
+        await pilot.pause()  # the panel's Changed message reaches the screen
         await pilot.press("r")
         await wait_for(pilot, lambda: lab.view.status == "running", 20)
         await wait_for(pilot, lambda: lab.view.status == "finished", 120)
@@ -115,6 +118,7 @@ async def test_cancel_mid_run_restores_server_settings(pg18: Target, store: Resu
         panel.select("scale").value = 1.0
         panel.select("fsync").value = False
         panel.select("synchronous_commit").value = "off"
+        await pilot.pause()  # the panel's Changed message reaches the screen
         await pilot.press("r")
         await wait_for(pilot, lambda: lab.view.phase is not None, 60)
         # mid-run the server really runs with the variant's settings
@@ -144,6 +148,7 @@ async def test_quit_mid_run_cancels_and_puts_the_server_back(
         lab = await connected(pilot)
         lab.knob_panel.select("scale").value = 1.0
         lab.knob_panel.select("full_page_writes").value = False
+        await pilot.pause()  # the panel's Changed message reaches the screen
         await pilot.press("m")
         await wait_for(pilot, lambda: lab.view.phase is not None, 60)
         await pilot.press("q")
@@ -181,9 +186,9 @@ async def test_chart_keys_switch_the_activity_view(tmp_path: Path) -> None:
 
 def test_sample_repaints_replace_each_other_but_events_do_not() -> None:
     sample = SampleTaken(sample={})
-    older, newer = LabScreen.SampleArrived(sample), LabScreen.SampleArrived(sample)
+    older, newer = RunController.SampleArrived(sample), RunController.SampleArrived(sample)
     assert newer.can_replace(older)
-    assert not LabScreen.EventArrived(sample).can_replace(older)
+    assert not RunController.EventArrived(sample).can_replace(older)
 
 
 def test_only_chart_module_imports_textual_plotext() -> None:
@@ -269,3 +274,17 @@ async def test_pg15_has_lz4_and_says_pg_stat_io_is_missing(
         pane = lab.query_one(ActivityPane)
         assert pane.mode == "io"
         assert "pg_stat_io: not on PG 15" in pane._caption(80).plain
+
+
+async def test_knob_panel_announces_what_r_runs(tmp_path: Path) -> None:
+    app = PgwxApp(replay=ReplaySource([]), store=ResultStore(tmp_path / "r.sqlite"))
+    async with app.run_test(size=(120, 36)) as pilot:
+        lab = app.lab
+        await pilot.pause()
+        assert lab.choice is not None and lab.choice.panel is lab.knob_panel
+        lab.knob_panel.select("table_kind").value = TableKind.UNLOGGED
+        lab.knob_panel.select("scale").value = 0.01
+        await pilot.pause()
+        assert lab.choice.knobs.table_kind is TableKind.UNLOGGED
+        assert lab.choice.scale == 0.01
+        assert lab.choice.knobs == lab.knob_panel.knobs()

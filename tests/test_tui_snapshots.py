@@ -12,9 +12,9 @@ from pathlib import Path
 
 from textual.pilot import Pilot
 
+from explorer.lab.replay import ReplaySource
 from explorer.lab.results import ResultStore
 from explorer.tui.app import PgwxApp
-from explorer.tui.replay import ReplaySource
 
 FIXTURE = Path(__file__).parent / "fixtures" / "durability.json"
 MID_RUN = 144

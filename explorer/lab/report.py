@@ -13,6 +13,7 @@ import statistics
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from explorer.lab.units import human_bytes
 from explorer.models import RunRecord, TrialResult
 
 PHASE_COUNTERS = {"wal_bytes": "wal_bytes", "extended_pages": "extends"}
@@ -178,18 +179,6 @@ def settings_table(record: RunRecord) -> tuple[dict[str, str], dict[str, dict[st
     }
     differ = {v: {k: s.get(k, "") for k in keys if k not in common} for v, s in first.items()}
     return common, differ
-
-
-def human_bytes(value: float | None) -> str:
-    """1.1 GB, 340 kB, 0 B."""
-    if value is None:
-        return ""
-    size = float(value)
-    for unit in ("B", "kB", "MB", "GB", "TB"):
-        if abs(size) < 1024 or unit == "TB":
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024
-    return f"{size:.1f} TB"
 
 
 def _fmt_s(value: float | None) -> str:

@@ -1,10 +1,10 @@
 """One run of a profile's matrix, as a stream of typed events.
 
-The runner owns the order of things: probe the server, put back anything a dead pgwx left,
-interleave variants across repeats, apply each variant's knobs, CHECKPOINT and settle, time
-the phases, store each finished trial before the next starts, and undo everything at the
-end — finished, failed or cancelled. It never imports textual; the CLI, the TUI and replay
-all read the same events.
+The runner owns the order of things: interleave variants across repeats, apply each
+variant's knobs, CHECKPOINT and settle, time the phases, store each finished trial before the
+next starts, and undo everything at the end — finished, failed or cancelled. What a dead pgwx
+left is put back once per session (`explorer.lab.session`). It never imports textual; the
+CLI, the TUI and replay all read the same events.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from typing import Any
 
 import asyncpg
 
+from explorer.errors import UsageError
 from explorer.lab.availability import unavailable_reason
 from explorer.lab.results import ResultStore, new_run_id
 from explorer.lab.sampler import Sampler, SamplerNotice, TrialSampler
@@ -99,13 +100,13 @@ def interleave(variants: list[Variant], repeats: int) -> list[tuple[Variant, int
 
 
 def select_variants(profile: Profile, wanted: list[str] | None) -> list[Variant]:
-    """The profile's variants, or the named subset; ValueError names what does not exist."""
+    """The profile's variants, or the named subset; UsageError names what does not exist."""
     if not wanted:
         return list(profile.variants)
     known = {v.name for v in profile.variants}
     missing = [w for w in wanted if w not in known]
     if missing:
-        raise ValueError(
+        raise UsageError(
             f"profile {profile.name} has no variant {', '.join(missing)}; "
             f"it has {', '.join(sorted(known))}"
         )
@@ -176,6 +177,7 @@ class Runner:
         store: Where finished trials and the event stream go.
         options: Scale, repeats, variant subset, opt-ins, and whether (and how often) the
             statistics sampler runs.
+        caps: The server's capabilities, already probed by the session; None to probe here.
     """
 
     def __init__(
@@ -184,6 +186,8 @@ class Runner:
         profile: Profile,
         store: ResultStore,
         options: RunOptions | None = None,
+        *,
+        caps: Capabilities | None = None,
     ) -> None:
         self.target = target
         self.profile = profile
@@ -192,7 +196,7 @@ class Runner:
         self.run_id = new_run_id()
         self._t0 = time.perf_counter()
         self._emit_out: Callable[[Event], None] = lambda _e: None
-        self.caps: Capabilities | None = None
+        self.caps: Capabilities | None = caps
         self._restarted_at = float("-inf")
 
     # ------------------------------------------------------------------ plumbing
@@ -232,11 +236,13 @@ class Runner:
         self._t0 = time.perf_counter()
         plan = self.plan()
         workload = self.build_workload()
-        conn = await self.target.connect("admin")
-        try:
-            caps = self.caps = await probe(conn, owned=self.target.owned)
-        finally:
-            await conn.close()
+        caps = self.caps
+        if caps is None:
+            conn = await self.target.connect("admin")
+            try:
+                caps = self.caps = await probe(conn, owned=self.target.owned)
+            finally:
+                await conn.close()
         server = ServerInfo(
             dsn_masked=self.target.label(), bundled=self.target.owned, capabilities=caps
         )
@@ -257,7 +263,6 @@ class Runner:
                 total_trials=len(plan),
             )
         )
-        await recover(self.target, caps, self._notice)
 
         reasons = {
             v.name: unavailable_reason(

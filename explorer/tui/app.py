@@ -7,19 +7,19 @@ and makes sure the bundled server it started is stopped however the app ends.
 from __future__ import annotations
 
 import contextlib
-import os
+from collections.abc import Callable
 from pathlib import Path
 
 from textual.app import App
 from textual.screen import Screen
 
 from explorer.lab.profiles import ProfileError, list_profiles
+from explorer.lab.replay import ReplaySource
 from explorer.lab.results import ResultStore
+from explorer.lab.session import Session, uses_user_server
 from explorer.models import Capabilities, Profile
-from explorer.server.connect import LIBPQ_ENV, Target
-from explorer.server.embedded import LocalServer
+from explorer.server.connect import Target
 from explorer.tui.commands import LabCommands
-from explorer.tui.replay import ReplaySource
 from explorer.tui.screens.lab import LabScreen
 
 
@@ -58,19 +58,15 @@ class PgwxApp(App[int]):
         super().__init__()
         self.target = target
         self.dsn = dsn
-        self.dsn_or_env = bool(dsn or any(os.environ.get(v) for v in LIBPQ_ENV))
+        self.dsn_or_env = uses_user_server(dsn)
         self.data_dir = data_dir
         self.keep_server = keep_server
         self.store = store or ResultStore()
         self.replay = replay
         self.allow_risky = allow_risky
         self.sample_interval = sample_interval
-        self.caps: Capabilities | None = None
-        """The connected server's capabilities, once probed."""
-        self.owned_server: LocalServer | None = None
-        """The bundled server this app started (and stops on quit unless kept)."""
-        self.bundled_dir: Path | None = None
-        """Cluster directory of the bundled server, when the app started or reused one."""
+        self.session: Session | None = None
+        """The server session (target, capabilities, release), once the server is reached."""
         self.profile_problems: list[str] = []
         """Profiles that failed to load, as one sentence each."""
         if profiles is None:
@@ -91,16 +87,21 @@ class PgwxApp(App[int]):
         """The main screen."""
         return next(s for s in self.screen_stack if isinstance(s, LabScreen))
 
+    @property
+    def caps(self) -> Capabilities | None:
+        """The server's capabilities, as the lab screen holds them (None until known)."""
+        labs = [s for s in self.screen_stack if isinstance(s, LabScreen)]
+        return labs[0].caps if labs else None
+
     async def action_quit(self) -> None:
         """ctrl+q and the palette quit the same careful way as q."""
         self.lab.action_quit()
 
-    def stop_owned_server(self) -> None:
-        """Stop the bundled server if this app started it and it is not to be kept."""
-        server, self.owned_server = self.owned_server, None
-        if server is not None and not self.keep_server:
+    def release_session(self, say: Callable[[str], None] = lambda _m: None) -> None:
+        """Release the server: stop the bundled one if this app started it, unless kept."""
+        if self.session is not None:
             with contextlib.suppress(Exception):
-                server.stop()
+                self.session.release(say)
 
 
 def run_app(
@@ -130,9 +131,7 @@ def run_app(
             app.run()
         finally:
             # The app stops its server on quit; this covers a crash or a kill of the UI.
-            app.stop_owned_server()
+            app.release_session(lambda m: print(f"pgwx: {m}"))
     finally:
         store.close()
-    if app.keep_server and app.bundled_dir is not None:
-        print(f"pgwx: bundled server left running in {app.bundled_dir} (`pgwx server stop`)")
     return app.return_code or 0

@@ -18,7 +18,7 @@ LAB_COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("Cancel the run", "cancel", "Stop the run; settings are put back  (c)"),
     ("Chart: pg_stat_io", "chart('io')", "Writes/extends/fsyncs by backend type  (i)"),
     ("Chart: wait events", "chart('waits')", "Wait events of the workload, stacked  (w)"),
-    ("Chart: WAL rate", "chart('wal')", "WAL MB/s from the insert position  (l)"),
+    ("Chart: WAL rate", "chart('wal')", "WAL MiB/s from the insert position  (l)"),
     ("Next phase in the bars", "next_phase", "Compare another phase's durations  (p)"),
     ("Export the results table", "export", "Markdown file under the results directory  (e)"),
     ("Save a screenshot", "screenshot", "SVG under the results directory  (s)"),

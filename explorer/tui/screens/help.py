@@ -25,7 +25,7 @@ table's size). As trials finish, one bar per variant: the median of the phase, w
 spread (min–max) as `╌`. **p** shows the next phase.
 
 **Server activity** — one chart, three views:
-- **l** WAL MB/s from `pg_current_wal_insert_lsn()`: moves even during one long statement.
+- **l** WAL MiB/s from `pg_current_wal_insert_lsn()`: moves even during one long statement.
 - **i** `pg_stat_io` operations/s (writes, extends, fsyncs) by backend type.
   *The mode line says it:* **{FLUSH_NOTE}** — a backend publishes its I/O counters when
   it goes idle (at most once a second), so one long COPY shows up when it ends.
@@ -62,6 +62,20 @@ class HelpScreen(ModalScreen[None]):
 
     Args:
         bindings: The main screen's bindings, so the list cannot drift from the keys.
+    """
+
+    DEFAULT_CSS = """
+    HelpScreen {
+        align: center middle;
+    }
+    HelpScreen #help-body {
+        width: 100;
+        max-width: 100%;
+        height: 90%;
+        border: round $border;
+        background: $surface;
+        padding: 0 1;
+    }
     """
 
     BINDINGS = [

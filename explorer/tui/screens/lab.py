@@ -1,39 +1,59 @@
 """The main screen: knobs, duration, server activity, results and log, and every key.
 
-Layout, keys and repainting live here; the workers (server, run, replay, quit) live in
-`RunControl` (screens/runs.py), which this screen extends. At 110×30 and up the panes sit
-side by side as in the mockup; below that they become tabs, chosen by the breakpoint
-classes Textual sets on the screen.
+Layout, keys and repainting live here; the workers (server, run, replay, quit) live in the
+`RunController` (screens/runs.py) that this screen composes and listens to. At 110×30 and
+up the panes sit side by side as in the mockup; below that they become tabs, chosen by the
+breakpoint classes Textual sets on the screen.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Container, Vertical
+from textual.reactive import reactive
+from textual.screen import Screen
 from textual.widgets import Footer, RichLog, Tab, Tabs
 
 from explorer.lab.report import to_markdown
 from explorer.lab.results import write_private
-from explorer.models import Notice, RunEnded, RunStarted, TrialEnded, TrialStarted
+from explorer.lab.runstate import RunView
+from explorer.lab.stream import LEVEL_MARK, level, narrate
+from explorer.models import (
+    Capabilities,
+    PhaseEnded,
+    Profile,
+    RunEnded,
+    RunStarted,
+    TrialEnded,
+    Variant,
+)
+from explorer.server.connect import Target
 from explorer.tui.screens.help import HelpScreen
-from explorer.tui.screens.runs import RunControl
+from explorer.tui.screens.runs import RunController, variant_name
 from explorer.tui.widgets.activity import ActivityPane
 from explorer.tui.widgets.duration import DurationPane
 from explorer.tui.widgets.header import ServerHeader
 from explorer.tui.widgets.knobs import KnobPanel
 from explorer.tui.widgets.results import ResultsTable
 
+if TYPE_CHECKING:
+    from explorer.tui.app import PgwxApp
+
+LEVEL_STYLE = {"info": "", "warning": "yellow", "error": "bold red"}
+"""Log level → style (the mark, readable without colour, is `stream.LEVEL_MARK`'s)."""
+
 CHART = Binding.Group("chart", compact=True)
 PANES = ("knobs", "duration", "activity", "results")
 """Pane ids, which are also the tab ids on narrow terminals (tab-<id>)."""
 
 
-class LabScreen(RunControl):
+class LabScreen(Screen[None]):
     """Knobs, live duration and server activity, results, log."""
 
     BINDINGS = [
@@ -74,7 +94,7 @@ class LabScreen(RunControl):
             "wal",
             id="lab.chart-wal",
             group=CHART,
-            tooltip="WAL MB/s from the insert position",
+            tooltip="WAL MiB/s from the insert position",
         ),
         Binding(
             "p",
@@ -128,10 +148,46 @@ class LabScreen(RunControl):
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-wide")]
     VERTICAL_BREAKPOINTS = [(0, "-short"), (30, "-tall")]
 
+    caps: reactive[Capabilities | None] = reactive(None, init=False)
+    """The server's capabilities (the connected one, or a replayed run's): the one copy,
+    bound into the header, the knob panel and the activity pane with `data_bind`."""
+
     def __init__(self) -> None:
         super().__init__()
+        self.view = RunView()
+        """The run on screen (the controller feeds it, the panes draw it)."""
+        self.controller = RunController(self.view)
+        """The workers: server, run, replay, quit."""
+        self.choice: KnobPanel.Changed | None = None
+        """What the knob panel last said it describes (profile, size, knobs)."""
         self._screenshots = 0
         self._footer_busy: bool | None = None
+
+    @property
+    def pgwx(self) -> PgwxApp:
+        """The app, typed."""
+        return self.app  # type: ignore[return-value]
+
+    @property
+    def target(self) -> Target | None:
+        """The server, once reached."""
+        return self.controller.target
+
+    def busy(self) -> bool:
+        """A run or replay is in flight (or about to start)."""
+        return self.controller.busy()
+
+    def note(self, message: str, level: str = "info", at: float | None = None) -> None:
+        """One line in the log: run clock (when it comes from a run), mark, message."""
+        mark, style = LEVEL_MARK.get(level, "·"), LEVEL_STYLE.get(level, "")
+        line = Text()
+        line.append(f"{at:7.1f}s " if at is not None else "         ", style="dim")
+        line.append(f"{mark} {message}", style=style)
+        self.query_one("#log", RichLog).write(line)
+
+    def set_tab(self, pane: str) -> None:
+        """Show a pane's tab (only visible on narrow terminals)."""
+        self.query_one(Tabs).active = f"tab-{pane}"
 
     @property
     def knob_panel(self) -> KnobPanel:
@@ -141,16 +197,19 @@ class LabScreen(RunControl):
     # ------------------------------------------------------------------ layout
     def compose(self) -> ComposeResult:
         """Header, tabs (narrow terminals), the four panes, log, footer."""
-        yield ServerHeader(id="header")
+        yield ServerHeader(id="header").data_bind(LabScreen.caps)
         yield Tabs(*(Tab(p.title(), id=f"tab-{p}") for p in PANES), id="tabs")
         with Container(id="panes"):
-            yield KnobPanel(self.pgwx.profiles, id="knobs")
+            yield KnobPanel(
+                self.pgwx.profiles, allow_risky=self.pgwx.allow_risky, id="knobs"
+            ).data_bind(LabScreen.caps)
             yield DurationPane(self.view, id="duration")
-            yield ActivityPane(self.view, id="activity")
+            yield ActivityPane(self.view, id="activity").data_bind(LabScreen.caps)
             with Vertical(id="results", classes="pane"):
                 yield ResultsTable(id="results-table")
         yield RichLog(id="log", wrap=True, markup=False, max_lines=1000)
         yield Footer()
+        yield self.controller
 
     def on_mount(self) -> None:
         """Start: replay, an injected target, or find/start the server."""
@@ -163,12 +222,15 @@ class LabScreen(RunControl):
         header = self.query_one(ServerHeader)
         if app.replay is not None:
             header.label = "replay"
-            self.replay_run()
+            if app.replay.profile is not None:
+                self.knob_panel.show_profile(app.replay.profile, app.replay.scale)
+            self.set_tab("duration")
+            self.controller.replay_run(app.replay)
         elif app.target is not None:
-            self.target_ready(app.target)
+            self.controller.target_ready(app.target)
         else:
             header.label = "connecting…" if app.dsn_or_env else "starting bundled PostgreSQL…"
-            self.start_server()
+            self.controller.start_server()
 
     def on_resize(self, event: events.Resize) -> None:
         """A compact footer below 110 columns, so every lab key still fits in 80 (the
@@ -186,41 +248,53 @@ class LabScreen(RunControl):
             self.query_one(f"#{name}").set_class(name == pane, "-current")
 
     # ------------------------------------------------------------------ repaint
-    @on(RunControl.SampleArrived)
-    def _sample_arrived(self, _message: RunControl.SampleArrived) -> None:
+    @on(RunController.Said)
+    def _said(self, message: RunController.Said) -> None:
+        self.note(message.text, message.level)
+
+    @on(RunController.TargetReached)
+    def _target_reached(self, message: RunController.TargetReached) -> None:
+        self.query_one(ServerHeader).label = message.target.label()
+
+    @on(RunController.Opened)
+    def _opened(self, message: RunController.Opened) -> None:
+        self.query_one(ServerHeader).bundled = message.target.owned
+        self.caps = message.caps
+        self.note(f"connected: PostgreSQL {message.caps.version} at {message.target.label()}")
+
+    @on(RunController.RunStateChanged)
+    def _run_state_changed(self, message: RunController.RunStateChanged) -> None:
+        if message.worker == "replay" and message.finished:
+            self.query_one(ActivityPane).chart.redraw_now()
+        self.run_state_changed()
+
+    @on(KnobPanel.Changed)
+    def _knobs_changed(self, message: KnobPanel.Changed) -> None:
+        """The knob panel says what `r` and `m` would run now."""
+        self.choice = message
+
+    @on(RunController.SampleArrived)
+    def _sample_arrived(self, _message: RunController.SampleArrived) -> None:
         self.query_one(DurationPane).update_now()
         self.query_one(ActivityPane).data_changed()
 
-    @on(RunControl.EventArrived)
-    def _event_arrived(self, message: RunControl.EventArrived) -> None:
+    @on(RunController.EventArrived)
+    def _event_arrived(self, message: RunController.EventArrived) -> None:
         event = message.event
         duration = self.query_one(DurationPane)
+        line = narrate(event)
+        if line is not None and not isinstance(event, PhaseEnded):
+            # Phases have their own pane (the duration bars); the log keeps the story.
+            self.note(line, level(event), at=event.at)
         if isinstance(event, RunStarted):
             header = self.query_one(ServerHeader)
-            header.label = event.server.dsn_masked
-            header.caps, header.bundled = event.server.capabilities, event.server.bundled
-            self.knob_panel.set_caps(event.server.capabilities, allow_risky=self.pgwx.allow_risky)
+            header.label, header.bundled = event.server.dsn_masked, event.server.bundled
+            self.caps = event.server.capabilities
             self.query_one(ActivityPane).reset(self.view)
             self.query_one(ResultsTable).show(self.view.summary)
-            what = f"run {event.run_id}: {event.profile}, {event.total_trials} trials"
-            self.note(what, at=event.at)
-        elif isinstance(event, Notice):
-            self.note(event.message, event.level, at=event.at)
-        elif isinstance(event, TrialStarted):
-            what = f"[{event.index}/{event.total}] {event.variant} · rep {event.repeat}"
-            self.note(what, at=event.at)
         elif isinstance(event, TrialEnded):
-            r = event.result
-            if r.status != "ok":
-                self.note(f"{r.variant} rep {r.repeat} {r.status}: {r.reason}", "warning", event.at)
-            else:
-                total = sum(p.seconds for p in r.phases)
-                self.note(f"{r.variant} rep {r.repeat} done in {total:.2f} s", at=event.at)
             self.query_one(ResultsTable).show(self.view.summary)
         elif isinstance(event, RunEnded):
-            why = f": {event.reason}" if event.reason else ""
-            level = "info" if event.status == "finished" else "warning"
-            self.note(f"run {event.status}{why}", level, at=event.at)
             self.query_one(ActivityPane).chart.redraw_now()
         duration.update_bars()
         duration.update_now()
@@ -254,8 +328,9 @@ class LabScreen(RunControl):
 
     def _tick(self) -> None:
         """The live clock between samples (replays keep the recorded clock)."""
-        if self._runner is not None and self.view.running:
-            self.view.now = max(self.view.now, self._runner.clock())
+        runner = self.controller.runner
+        if runner is not None and self.view.running:
+            self.view.now = max(self.view.now, runner.clock())
             self.query_one(DurationPane).update_now()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -263,6 +338,42 @@ class LabScreen(RunControl):
         if action == "cancel":
             return True if self.busy() and self.pgwx.replay is None else None
         return True
+
+    # ------------------------------------------------------------------ runs
+    def can_start(self) -> bool:
+        """Whether a run may start now; says why not in the log."""
+        why = self.controller.why_not(self.caps)
+        if why is not None:
+            self.note(why, "warning")
+        return why is None
+
+    def action_run(self) -> None:
+        """Run the variant the knobs describe (repeats as the profile says)."""
+        choice = self.choice
+        if choice is None or choice.profile is None or not self.can_start():
+            return
+        variant = Variant(name=variant_name(choice.knobs), knobs=choice.knobs)
+        profile = choice.profile.model_copy(update={"variants": [variant], "baseline": None})
+        self._start(profile, choice.scale, single=True)
+
+    def action_matrix(self) -> None:
+        """Run the chosen profile's whole matrix."""
+        choice = self.choice
+        if choice is not None and choice.profile is not None and self.can_start():
+            self._start(choice.profile, choice.scale, single=False)
+
+    def _start(self, profile: Profile, scale: float, *, single: bool) -> None:
+        assert self.caps is not None
+        self.set_tab("duration")
+        self.controller.run_profile(profile, scale, self.caps, single=single)
+
+    def action_cancel(self) -> None:
+        """Stop the run: the runner cancels the statement and puts the settings back."""
+        self.controller.cancel()
+
+    def action_quit(self) -> None:
+        """Quit cleanly: cancel the run, wait for its undo, stop the bundled server."""
+        self.controller.quit()
 
     # ------------------------------------------------------------------ small actions
     def action_chart(self, mode: str) -> None:

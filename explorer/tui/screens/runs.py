@@ -1,35 +1,41 @@
-"""The lab screen's background work: the server, the run, the replay, and quitting.
+"""The lab's background work, composed into the screen: server, run, replay and quitting.
 
-Every worker lives here, on the screen, so that one `@on(Worker.StateChanged)` handler sees
-them all. Starting the bundled server blocks, so it runs in a thread; everything else is
-async. The runner calls `_emit` on the event loop for every event: `_emit` folds the event
-into the `RunView` at once (cheap, so nothing is lost) and posts a message to repaint.
-Sample messages replace each other while queued, so a slow terminal never builds a backlog.
+`RunController` is a widget that draws nothing: every worker lives on it, so that one
+`@on(Worker.StateChanged)` handler sees them all, and it tells the screen what happens with
+messages (a log line, the server reached, an engine event, a run starting or ending).
+Starting the bundled server blocks, so it runs in a thread; everything else is async. The
+runner calls `_emit` on the event loop for every event: `_emit` folds the event into the
+`RunView` at once (cheap, so nothing is lost) and posts a message to repaint. Sample messages
+replace each other while queued, so a slow terminal never builds a backlog.
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from rich.text import Text
 from textual import on, work
 from textual.message import Message
-from textual.screen import Screen
-from textual.widgets import RichLog, Tabs
+from textual.widget import Widget
 from textual.worker import Worker, WorkerCancelled, WorkerFailed, WorkerState
 
-from explorer.lab.runner import one_sentence, recover
-from explorer.models import Event, Knobs, Notice, Profile, RunEnded, SampleTaken, Variant
-from explorer.server.capabilities import probe
+from explorer.lab.replay import ReplaySource
+from explorer.lab.runner import one_sentence
+from explorer.lab.runstate import RunView
+from explorer.lab.session import Session
+from explorer.lab.stream import paced
+from explorer.models import (
+    Capabilities,
+    Event,
+    Knobs,
+    Notice,
+    Profile,
+    RunEnded,
+    SampleTaken,
+)
 from explorer.server.connect import Target
-from explorer.tui.runview import RunView
-from explorer.tui.widgets.activity import ActivityPane
-from explorer.tui.widgets.header import ServerHeader
-from explorer.tui.widgets.knobs import KnobPanel
 
 if TYPE_CHECKING:
     from explorer.tui.app import PgwxApp
@@ -43,9 +49,6 @@ WORKER_WHAT = {
     "stop": "Stopping the bundled server",
 }
 """Worker name → what to call it in a one-sentence error."""
-
-LEVEL_MARK = {"info": ("·", ""), "warning": ("!", "yellow"), "error": ("✗", "bold red")}
-"""Log level → mark (readable without colour) and style."""
 
 
 def variant_name(knobs: Knobs) -> str:
@@ -67,8 +70,18 @@ def variant_name(knobs: Knobs) -> str:
     return " ".join(parts)[:40]
 
 
-class RunControl(Screen[None]):
-    """Base of the lab screen: owns the workers and turns engine events into messages."""
+class RunController(Widget):
+    """The lab's workers: reach and open the server, run, replay, cancel, quit.
+
+    Args:
+        view: The run state it feeds (the screen's widgets draw from the same object).
+    """
+
+    DEFAULT_CSS = """
+    RunController {
+        display: none;
+    }
+    """
 
     @dataclass
     class EventArrived(Message):
@@ -84,15 +97,48 @@ class RunControl(Screen[None]):
 
         def can_replace(self, message: Message) -> bool:
             """A queued sample repaint is superseded by a newer one (Toolong's habit)."""
-            return isinstance(message, RunControl.SampleArrived)
+            return isinstance(message, RunController.SampleArrived)
 
-    def __init__(self) -> None:
+    @dataclass
+    class Said(Message):
+        """A line for the log."""
+
+        text: str
+        level: str = "info"
+        """'info', 'warning' or 'error'."""
+
+    @dataclass
+    class TargetReached(Message):
+        """The server is reachable; its session opens next."""
+
+        target: Target
+
+    @dataclass
+    class Opened(Message):
+        """The session is open: the server's capabilities are known."""
+
+        target: Target
+        caps: Capabilities
+
+    @dataclass
+    class RunStateChanged(Message):
+        """A run or replay worker started, moved on or ended."""
+
+        worker: str | None
+        """The worker's name ('run', 'replay', …)."""
+        finished: bool
+        """It has ended (however)."""
+
+    def __init__(self, view: RunView) -> None:
         super().__init__()
-        self.view = RunView()
+        self.view = view
         """The run on screen."""
         self.target: Target | None = None
         """The server, once reached."""
-        self._runner: Any = None
+        self.session: Session | None = None
+        """The session on it (the app's, so that it is released however the app ends)."""
+        self.runner: Any = None
+        """The runner of the latest run (its clock drives the live timer)."""
         self._cancelling = False
         self._quitting = False
 
@@ -101,62 +147,44 @@ class RunControl(Screen[None]):
         """The app, typed."""
         return self.app  # type: ignore[return-value]
 
-    # ------------------------------------------------------------------ hooks
-    def note(self, message: str, level: str = "info", at: float | None = None) -> None:
-        """One line in the log: run clock (when it comes from a run), mark, message."""
-        mark, style = LEVEL_MARK.get(level, LEVEL_MARK["info"])
-        line = Text()
-        line.append(f"{at:7.1f}s " if at is not None else "         ", style="dim")
-        line.append(f"{mark} {message}", style=style)
-        self.query_one("#log", RichLog).write(line)
-
-    def set_tab(self, pane: str) -> None:
-        """Show a pane's tab (only visible on narrow terminals)."""
-        self.query_one(Tabs).active = f"tab-{pane}"
-
-    def run_state_changed(self) -> None:
-        """A run started, moved on or ended: the screen updates its status parts."""
+    def say(self, text: str, level: str = "info") -> None:
+        """A log line, through the screen (safe from a thread: post_message is)."""
+        self.post_message(self.Said(text, level))
 
     # ------------------------------------------------------------------ server
     @work(thread=True, exclusive=True, group="server", name="server", exit_on_error=False)
     def start_server(self) -> None:
         """Reach the user's server, or start the bundled one (blocking, so in a thread)."""
-        from explorer.cli import make_target
-
         app = self.pgwx
         if app.dsn_or_env:
-            app.call_from_thread(self.note, "connecting…")
-        args = argparse.Namespace(dsn=app.dsn, data_dir=app.data_dir)
-        target = make_target(args, lambda msg: app.call_from_thread(self.note, msg))
-        if target.bundled is not None:
-            app.bundled_dir = target.bundled.data_dir
-            app.owned_server = target.bundled if target.bundled.started_here else None
-        app.call_from_thread(self.target_ready, target)
+            self.say("connecting…")
+        session = Session.resolve(
+            app.store,
+            dsn=app.dsn,
+            data_dir=app.data_dir,
+            keep_server=app.keep_server,
+            say=self.say,
+        )
+        app.session = session
+        app.call_from_thread(self.target_ready, session.target)
 
     def target_ready(self, target: Target) -> None:
-        """The server is reachable (or should be): probe it."""
+        """The server is reachable (or should be): open the session on it."""
         self.target = target
-        self.query_one(ServerHeader).label = target.label()
-        self.probe_server()
+        session = self.pgwx.session
+        if session is None or session.target is not target:
+            # A target handed to the app (tests) belongs to whoever made it: never stopped here.
+            session = self.pgwx.session = Session(target, self.pgwx.store, keep_server=True)
+        self.session = session
+        self.post_message(self.TargetReached(target))
+        self.open_session()
 
     @work(exclusive=True, group="probe", name="probe", exit_on_error=False)
-    async def probe_server(self) -> None:
-        """Ask the server what it can do, and put back what a dead pgwx left there."""
-        assert self.target is not None
-        conn = await self.target.connect("admin")
-        try:
-            caps = await probe(conn, owned=self.target.owned)
-        finally:
-            await conn.close()
-        header = self.query_one(ServerHeader)
-        header.caps, header.bundled = caps, self.target.owned
-        self.query_one(KnobPanel).set_caps(caps, allow_risky=self.pgwx.allow_risky)
-        self.query_one(ActivityPane).set_caps(caps)
-        self.note(f"connected: PostgreSQL {caps.version} at {self.target.label()}")
-        for run_id in self.pgwx.store.mark_interrupted():
-            self.note(f"run {run_id} was interrupted; its finished trials are kept", "warning")
-        await recover(self.target, caps, lambda m: self.note(m, "warning"))
-        self.pgwx.caps = caps
+    async def open_session(self) -> None:
+        """Open the session: probe the server, put back what a dead pgwx left (once)."""
+        assert self.session is not None
+        caps = await self.session.open(lambda m: self.say(m, "warning"))
+        self.post_message(self.Opened(self.session.target, caps))
 
     # ------------------------------------------------------------------ runs
     def busy(self) -> bool:
@@ -164,37 +192,20 @@ class RunControl(Screen[None]):
         active = (WorkerState.PENDING, WorkerState.RUNNING)
         return any(w.state in active for w in self.workers if w.group == "run")
 
-    def can_start(self) -> bool:
-        """Whether a run may start now; says why not in the log."""
+    def why_not(self, caps: Capabilities | None) -> str | None:
+        """Why a run may not start now (None: it may)."""
         if self.pgwx.replay is not None:
-            self.note("this is a replay: there is no server to run on", "warning")
-        elif self.view.running or self.busy():
-            self.note("a run is in progress; c cancels it", "warning")
-        elif self.target is None or self.pgwx.caps is None:
-            self.note("not connected yet; wait for the header to show the server", "warning")
-        else:
-            return True
-        return False
-
-    def action_run(self) -> None:
-        """Run the variant the knobs describe (repeats as the profile says)."""
-        panel = self.query_one(KnobPanel)
-        base = panel.profile
-        if base is None or not self.can_start():
-            return
-        knobs = panel.knobs()
-        variant = Variant(name=variant_name(knobs), knobs=knobs)
-        profile = base.model_copy(update={"variants": [variant], "baseline": None})
-        self.run_profile(profile, panel.scale, single=True)
-
-    def action_matrix(self) -> None:
-        """Run the chosen profile's whole matrix."""
-        panel = self.query_one(KnobPanel)
-        if panel.profile is not None and self.can_start():
-            self.run_profile(panel.profile, panel.scale, single=False)
+            return "this is a replay: there is no server to run on"
+        if self.view.running or self.busy():
+            return "a run is in progress; c cancels it"
+        if self.target is None or caps is None:
+            return "not connected yet; wait for the header to show the server"
+        return None
 
     @work(exclusive=True, group="run", name="run", exit_on_error=False)
-    async def run_profile(self, profile: Profile, scale: float, *, single: bool) -> None:
+    async def run_profile(
+        self, profile: Profile, scale: float, caps: Capabilities, *, single: bool
+    ) -> None:
         """Run in the background; the runner undoes everything however it ends."""
         from explorer.lab.runner import Runner, RunOptions
 
@@ -203,30 +214,28 @@ class RunControl(Screen[None]):
         options = RunOptions(
             scale=scale, allow_risky=app.allow_risky, sample_interval=app.sample_interval
         )
-        runner = Runner(self.target, profile, app.store, options)
-        self._runner, self._cancelling = runner, False
+        runner = Runner(
+            self.target,
+            profile,
+            app.store,
+            options,
+            caps=caps,
+        )
+        self.runner, self._cancelling = runner, False
         self.view.profile, self.view.scale, self.view.accumulate = profile, scale, single
-        self.set_tab("duration")
         await runner.run(self._emit)
 
     @work(exclusive=True, group="run", name="replay", exit_on_error=False)
-    async def replay_run(self) -> None:
-        """Feed a recorded run into the screen at its recorded pace (or all at once)."""
-        source = self.pgwx.replay
-        assert source is not None
+    async def replay_run(self, source: ReplaySource) -> None:
+        """Feed a recorded run into the view at its recorded pace (or all at once)."""
         self.view.profile, self.view.scale = source.profile, source.scale
-        if source.profile is not None:
-            self.query_one(KnobPanel).show_profile(source.profile, source.scale)
-        self.set_tab("duration")
-        last: float | None = None
-        for event in source.events:
-            if source.speed > 0 and last is not None and event.at > last:
-                await asyncio.sleep((event.at - last) / source.speed)
-            last = event.at if last is None else max(last, event.at)
+        for wait, event in paced(source.events, source.speed):
+            if wait:
+                await asyncio.sleep(wait)
             self._emit(event)
         if source.events and isinstance(source.events[-1], RunEnded):
-            self.post_message(self.EventArrived(Notice(at=last or 0.0, message="end of replay")))
-        self.call_later(self.query_one(ActivityPane).chart.redraw_now)
+            last = max(e.at for e in source.events)
+            self.post_message(self.EventArrived(Notice(at=last, message="end of replay")))
 
     def _emit(self, event: Event) -> None:
         """Called by the runner (or replay) on the event loop, once per event."""
@@ -245,14 +254,14 @@ class RunControl(Screen[None]):
                 return True
         return False
 
-    def action_cancel(self) -> None:
+    def cancel(self) -> None:
         """Stop the run: the runner cancels the statement and puts the settings back."""
         if self._cancelling:
-            self.note("already cancelling…")
+            self.say("already cancelling…")
         elif self._cancel_run():
-            self.note("cancelling: stopping the statement, putting settings back…")
+            self.say("cancelling: stopping the statement, putting settings back…")
         else:
-            self.note("nothing to cancel")
+            self.say("nothing to cancel")
 
     # ------------------------------------------------------------------ workers
     @on(Worker.StateChanged)
@@ -261,19 +270,19 @@ class RunControl(Screen[None]):
         worker = event.worker
         if event.state == WorkerState.ERROR and worker.error is not None:
             what = WORKER_WHAT.get(worker.name, worker.name or "A background task")
-            self.note(f"{what} failed: {one_sentence(worker.error)}", "error")
+            self.say(f"{what} failed: {one_sentence(worker.error)}", "error")
         if worker.group == "run" and worker.is_finished:
             self._cancelling = False
             if worker.name == "run" and self.view.running:
                 # The run ended before it could say so (it failed to start).
                 self.view.status = "failed"
-        self.run_state_changed()
+        self.post_message(self.RunStateChanged(worker.name, worker.is_finished))
 
     # ------------------------------------------------------------------ quitting
-    def action_quit(self) -> None:
+    def quit(self) -> None:
         """Quit cleanly: cancel the run, wait for its undo, stop the bundled server."""
         if self._quitting:
-            self.note("still putting the server back; one moment…")
+            self.say("still putting the server back; one moment…")
             return
         self._quitting = True
         self.shutdown()
@@ -282,18 +291,17 @@ class RunControl(Screen[None]):
     async def shutdown(self) -> None:
         """Cancel, wait for the undo, stop our server, exit."""
         if self._cancel_run():
-            self.note("quitting: cancelling the run, putting settings back…")
+            self.say("quitting: cancelling the run, putting settings back…")
         for worker in list(self.workers):
             if worker.group in ("run", "server") and worker.is_running:
                 with contextlib.suppress(WorkerCancelled, WorkerFailed):
                     await worker.wait()
-        server = self.pgwx.owned_server
-        if server is not None and not self.pgwx.keep_server:
-            self.note("stopping bundled PostgreSQL…")
+        session = self.pgwx.session
+        if session is not None and session.bundled_here is not None and not session.keep_server:
+            self.say("stopping bundled PostgreSQL…")
             stop = self.run_worker(
-                server.stop, thread=True, group="stop", name="stop", exit_on_error=False
+                session.release, thread=True, group="stop", name="stop", exit_on_error=False
             )
             with contextlib.suppress(WorkerCancelled, WorkerFailed):
                 await stop.wait()
-            self.pgwx.owned_server = None
         self.app.exit()

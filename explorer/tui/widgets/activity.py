@@ -10,9 +10,9 @@ from textual.containers import Vertical
 from textual.reactive import reactive
 from textual.widgets import Static
 
-from explorer.lab.report import human_bytes
+from explorer.lab.runstate import RunView
+from explorer.lab.units import human_bytes, human_count
 from explorer.models import Capabilities
-from explorer.tui.runview import RunView
 from explorer.tui.widgets.chart import ChartSpec, LineSpec, StackSpec, TimeChart, legend
 from explorer.tui.widgets.fit import FitWidth, flow
 
@@ -33,13 +33,6 @@ FLUSH_NOTE = "client backend counters arrive when it idles"
 """Why the client backend's pg_stat_io rows jump: they are published when it goes idle."""
 
 
-def _count(n: float) -> str:
-    for unit, size in (("M", 1e6), ("k", 1e3)):
-        if abs(n) >= size:
-            return f"{n / size:.1f}{unit}"
-    return f"{n:.0f}"
-
-
 class ActivityPane(Vertical):
     """Chart of what the server is doing, with a one-line reading under it.
 
@@ -48,14 +41,22 @@ class ActivityPane(Vertical):
         id: Widget id.
     """
 
+    DEFAULT_CSS = """
+    ActivityPane #activity-caption {
+        height: auto;
+        max-height: 5;
+    }
+    """
+
     mode: reactive[Mode] = reactive("wal")
-    """What the chart shows: WAL MB/s, pg_stat_io rates, or wait events."""
+    """What the chart shows: WAL MiB/s, pg_stat_io rates, or wait events."""
+
+    caps: reactive[Capabilities | None] = reactive(None, init=False)
+    """The connected server's capabilities (bound from the screen), for what it lacks."""
 
     def __init__(self, view: RunView, *, id: str | None = None) -> None:
         super().__init__(id=id, classes="pane")
         self.view = view
-        self.server_caps: Capabilities | None = None
-        """The connected server's capabilities, known before any run."""
 
     def compose(self) -> ComposeResult:
         """Chart and caption."""
@@ -104,14 +105,14 @@ class ActivityPane(Vertical):
         self.update_caption()
 
     # ------------------------------------------------------------------ what to draw
-    def set_caps(self, caps: Capabilities) -> None:
+    def watch_caps(self, _old: Capabilities | None, _new: Capabilities | None) -> None:
         """The server is known: say now what it lacks."""
-        self.server_caps = caps
-        self.update_caption()
-        self.chart.redraw_now()
+        if self.is_mounted:
+            self.update_caption()
+            self.chart.redraw_now()
 
     def _no_io(self) -> str | None:
-        caps = self.view.caps or self.server_caps
+        caps = self.view.caps or self.caps
         if caps is not None and caps.pg_stat_io == "none":
             return f"pg_stat_io: not on PG {caps.major}"
         return None
@@ -119,7 +120,7 @@ class ActivityPane(Vertical):
     def _spec(self) -> ChartSpec:
         act = self.view.activity
         if self.mode == "wal":
-            return LineSpec({"WAL": list(act.wal)}, "WAL MB/s (insert position)")
+            return LineSpec({"WAL": list(act.wal)}, "WAL MiB/s (insert position)")
         if self.mode == "io":
             ranked = sorted(act.io.items(), key=lambda kv: -sum(v for _, v in kv[1]))
             series = {k: list(v) for k, v in ranked[:IO_SERIES] if any(y for _, y in v)}
@@ -159,7 +160,7 @@ class ActivityPane(Vertical):
         if self.mode == "wal":
             now = act.wal[-1][1] if act.wal else 0.0
             peak = max((v for _, v in act.wal), default=0.0)
-            text.append(f"now {now:.1f} MB/s · peak {peak:.1f} MB/s")
+            text.append(f"now {now:.1f} MiB/s · peak {peak:.1f} MiB/s")
             if act.relation_bytes is not None:
                 text.append(f" · table {human_bytes(act.relation_bytes)}")
         elif self.mode == "io":
@@ -168,7 +169,7 @@ class ActivityPane(Vertical):
                 text.append(missing)
             elif act.last_io:
                 top = sorted(act.last_io.items(), key=lambda kv: -kv[1])[:2]
-                text.append("last flush Δ: " + " · ".join(f"{k} {_count(v)}" for k, v in top))
+                text.append("last flush Δ: " + " · ".join(f"{k} {human_count(v)}" for k, v in top))
             else:
                 text.append("no pg_stat_io flush yet")
             text.append(f"\n({FLUSH_NOTE})", style="dim")

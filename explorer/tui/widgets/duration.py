@@ -8,7 +8,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from explorer.lab.report import SummaryRow
-from explorer.tui.runview import RunView
+from explorer.lab.runstate import RunView
 from explorer.tui.widgets.fit import FitWidth
 
 BAR = "█"

@@ -12,6 +12,8 @@ from typing import Any
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal, VerticalScroll
+from textual.message import Message
+from textual.reactive import reactive
 from textual.widgets import Label, OptionList, Select, Static
 
 from explorer.lab.availability import unavailable_reason
@@ -104,6 +106,8 @@ class KnobSelect(Select[Any]):
 
     def __init__(self, choices: list[tuple[str, Any]], *, id: str | None = None) -> None:
         super().__init__(choices, allow_blank=False, compact=True, id=id)
+        self.values: list[Any] = [value for _, value in choices]
+        """The values offered, in list order (the overlay's option indexes)."""
         self.unavailable: dict[Any, str] = {}
         """Value → why the server cannot do it."""
 
@@ -122,6 +126,7 @@ class KnobSelect(Select[Any]):
         ]
         with self.prevent(Select.Changed):
             self.set_options(shown)
+        self.values = [value for _, value in choices]
         usable = [v for _, v in choices if v not in unavailable]
         self.value = keep if keep in usable else (usable[0] if usable else choices[0][1])
         with self.prevent(Select.Changed):
@@ -131,7 +136,7 @@ class KnobSelect(Select[Any]):
 
     def _disable_unavailable(self) -> None:
         overlay = self.query_one("SelectOverlay", OptionList)
-        for index, (_, value) in enumerate(self._options):
+        for index, value in enumerate(self.values):
             if value in self.unavailable:
                 overlay.disable_option_at_index(index)
 
@@ -144,11 +149,59 @@ class KnobPanel(VerticalScroll):
         id: Widget id.
     """
 
-    def __init__(self, profiles: list[Profile], *, id: str | None = None) -> None:
+    DEFAULT_CSS = """
+    KnobPanel .knob-row {
+        height: 1;
+    }
+    KnobPanel .knob-label {
+        width: 19;
+        color: $text-muted;
+    }
+    KnobPanel KnobSelect {
+        width: 1fr;
+    }
+    KnobPanel .reason {
+        color: $text-muted;
+        text-style: italic;
+        padding: 0 0 0 2;
+    }
+    KnobPanel #knobs-now {
+        display: none;
+        padding: 0;
+        text-style: none;
+    }
+    KnobPanel #profile-title {
+        padding: 0;
+    }
+    """
+
+    @dataclass
+    class Changed(Message):
+        """The variant the panel describes changed: another profile, size or knob value."""
+
+        panel: KnobPanel
+        """The panel that changed."""
+        profile: Profile | None
+        """The chosen profile."""
+        scale: float
+        """The chosen size multiplier."""
+        knobs: Knobs
+        """The knobs key r runs: the profile's baseline, overridden by the panel."""
+
+        @property
+        def control(self) -> KnobPanel:
+            """The panel (for `@on(KnobPanel.Changed, "#knobs")`)."""
+            return self.panel
+
+    caps: reactive[Capabilities | None] = reactive(None, init=False)
+    """The server's capabilities (bound from the screen): what it cannot do is marked."""
+
+    def __init__(
+        self, profiles: list[Profile], *, allow_risky: bool = False, id: str | None = None
+    ) -> None:
         super().__init__(id=id, classes="pane")
         self.profiles = {p.name: p for p in profiles}
-        self.caps: Capabilities | None = None
-        self.allow_risky = False
+        self.allow_risky = allow_risky
         """Allow fsync/full_page_writes off on a server pgwx does not own."""
         self.locked = False
         """A run or replay owns the server: the knobs cannot change."""
@@ -211,14 +264,22 @@ class KnobPanel(VerticalScroll):
 
     # ------------------------------------------------------------------ changes
     def on_select_changed(self, event: Select.Changed) -> None:
-        """A new profile resets the knobs to its baseline; a new size relabels."""
+        """A new profile resets the knobs to its baseline; any choice is announced."""
+        event.stop()
         if event.select.id == "knob-profile":
             self._profile_chosen()
+        else:
+            self._announce()
 
-    def set_caps(self, caps: Capabilities | None, *, allow_risky: bool = False) -> None:
+    def _announce(self) -> None:
+        """Tell the screen what `r` would run now (not while a run's variant is shown)."""
+        if self._chosen is None:
+            self.post_message(self.Changed(self, self.profile, self.scale, self.knobs()))
+
+    def watch_caps(self, _old: Capabilities | None, _new: Capabilities | None) -> None:
         """The server is known: mark what it cannot do."""
-        self.caps, self.allow_risky = caps, allow_risky
-        self._refresh_choices(keep_current=True)
+        if self.is_mounted:
+            self._refresh_choices(keep_current=True)
 
     def show_profile(self, profile: Profile, scale: float) -> None:
         """Show a profile and size that may not be in the lists (a replayed run's)."""
@@ -248,7 +309,7 @@ class KnobPanel(VerticalScroll):
             self._chosen = None
         for field, value in values.items():
             select = self.select(field)
-            if value in select._legal_values and select.value != value:
+            if value in select.values and select.value != value:
                 with self.prevent(Select.Changed):
                     select.value = value
 
@@ -289,6 +350,7 @@ class KnobPanel(VerticalScroll):
             self._explain(knob, reasons)
         scale = self.select("scale")
         scale.set_choices([(scale_label(profile, s), s) for s in self.scales], {}, scale.value)
+        self._announce()
 
     @staticmethod
     def _baseline(profile: Profile | None) -> Knobs:

@@ -5,7 +5,8 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import DataTable
 
-from explorer.lab.report import SummaryRow, human_bytes
+from explorer.lab.report import SummaryRow
+from explorer.lab.units import human_bytes
 
 COLUMNS = (
     ("variant", "variant"),

@@ -1,4 +1,4 @@
-"""What the screen knows about the run on show: plain state, fed one engine event at a time.
+"""What a front end knows about the run on show: plain state, fed one engine event at a time.
 
 Live runs and replays both call `RunView.apply` with the runner's events, in order. Nothing
 here draws; the widgets read this state when they redraw. Series are bounded (`SERIES_LEN`
@@ -14,6 +14,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from explorer.lab.report import SummaryRow, summarize
+from explorer.lab.units import MIB
+from explorer.lab.units import human_bytes as _size
+from explorer.lab.units import human_count as _count
 from explorer.models import (
     Capabilities,
     Event,
@@ -64,7 +67,7 @@ class PhaseProgress:
     fraction: float | None = None
     """0..1 when a progress view gives a total, else None."""
     text: str = ""
-    """'6.1M / 10M rows', '120 MB / 300 MB', 'table 34 MB'…"""
+    """'6.1M / 10M rows', '120.0 MiB / 300.0 MiB', 'table 34.0 MiB'…"""
 
 
 @dataclass
@@ -72,7 +75,7 @@ class ActivitySeries:
     """The server-activity time series, x = seconds since the run started."""
 
     wal: deque[tuple[float, float]] = field(default_factory=lambda: deque(maxlen=SERIES_LEN))
-    """(t, WAL MB/s) from pg_current_wal_insert_lsn() deltas: live even mid-statement."""
+    """(t, WAL MiB/s) from pg_current_wal_insert_lsn() deltas: live even mid-statement."""
     io: dict[str, deque[tuple[float, float]]] = field(default_factory=dict)
     """'client extends' → (t, operations/s) from pg_stat_io deltas."""
     waits: deque[tuple[float, dict[str, float]]] = field(
@@ -90,7 +93,7 @@ class ActivitySeries:
         """Append one sampler reading (a dict, so that missing keys degrade, not crash)."""
         self.samples += 1
         interval = _num(sample.get("interval")) or 1.0
-        self.wal.append((at, _num(sample.get("wal_bytes_per_s")) / 1e6))
+        self.wal.append((at, _num(sample.get("wal_bytes_per_s")) / MIB))
         flushed: dict[str, float] = {}
         for row in sample.get("io") or []:
             if not isinstance(row, dict):
@@ -269,18 +272,6 @@ def same_experiment(a: RunRecord, b: RunRecord) -> bool:
     )
 
 
-def _count(n: float) -> str:
-    """6.1M, 950k, 12."""
-    for unit, size in (("G", 1e9), ("M", 1e6), ("k", 1e3)):
-        if abs(n) >= size:
-            return f"{n / size:.1f}{unit}"
-    return f"{n:.0f}"
-
-
-def _mb(n: float) -> str:
-    return f"{n / 1e6:.1f} MB"
-
-
 def phase_progress(
     sample: dict[str, Any], expected_rows: int | None, relation_bytes: int | None
 ) -> PhaseProgress:
@@ -296,8 +287,8 @@ def phase_progress(
                 min(rows / expected_rows, 1.0), f"{_count(rows)} / {_count(expected_rows)} rows"
             )
         if total:
-            return PhaseProgress(min(done / total, 1.0), f"{_mb(done)} / {_mb(total)}")
-        return PhaseProgress(None, f"{_count(rows)} rows · {_mb(done)} read")
+            return PhaseProgress(min(done / total, 1.0), f"{_size(done)} / {_size(total)}")
+        return PhaseProgress(None, f"{_count(rows)} rows · {_size(done)} read")
     for key, done_key, total_key, unit in (
         ("create_index", "blocks_done", "blocks_total", "blocks"),
         ("vacuum", "heap_blks_scanned", "heap_blks_total", "heap blocks"),
@@ -313,5 +304,5 @@ def phase_progress(
                 )
             return PhaseProgress(None, phase)
     if relation_bytes is not None:
-        return PhaseProgress(None, f"table {_mb(relation_bytes)}")
+        return PhaseProgress(None, f"table {_size(relation_bytes)}")
     return PhaseProgress()

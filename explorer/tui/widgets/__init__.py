@@ -1,0 +1,1 @@
+"""The widgets of the app (only widgets/chart.py draws with plotext)."""
