@@ -247,12 +247,18 @@ def cmd_runs(_args: argparse.Namespace) -> int:
     return 0
 
 
+def chosen_run(store: ResultStore, ref: str) -> str:
+    """The run `ref` names; when pgwx chose it (`latest`), say which on stderr."""
+    run_id, chosen = store.choose(ref)
+    if chosen:
+        print(chosen, file=sys.stderr)
+    return run_id
+
+
 @quiet_on_broken_pipe
 def cmd_report(args: argparse.Namespace) -> int:
     store = ResultStore()
-    run_id, chosen = store.choose(args.run)
-    if chosen:
-        print(chosen, file=sys.stderr)
+    run_id = chosen_run(store, args.run)
     print(render(store.load(run_id), args.format), end="")
     return 0
 
@@ -260,9 +266,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 @quiet_on_broken_pipe
 def cmd_replay(args: argparse.Namespace) -> int:
     store = ResultStore()
-    run_id, chosen = store.choose(args.run)
-    if chosen:
-        print(chosen, file=sys.stderr)
+    run_id = chosen_run(store, args.run)
     if not args.headless:
         from explorer.tui.app import run_app
 

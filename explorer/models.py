@@ -10,7 +10,7 @@ import datetime as dt
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_serializer, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_validator
 
 # --------------------------------------------------------------------------- knobs
 
@@ -210,17 +210,6 @@ class ServerInfo(BaseModel):
     """Connection string with any password replaced by ***."""
     bundled: bool
     capabilities: Capabilities
-
-
-class ConnectionSpec(BaseModel):
-    """Where to connect. Empty fields fall back to libpq's environment."""
-
-    dsn: str | None = None
-    host: str | None = None
-    port: int | None = None
-    user: str | None = None
-    database: str | None = None
-    password: SecretStr | None = None
 
 
 # --------------------------------------------------------------------------- results

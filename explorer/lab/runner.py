@@ -125,25 +125,6 @@ def one_sentence(exc: BaseException) -> str:
     return mask_dsn(text.strip().splitlines()[0] if text.strip() else type(exc).__name__)
 
 
-async def recover(target: Target, caps: Capabilities, notify: Callable[[str], None]) -> list[str]:
-    """Undo what a pgwx that died mid-run left on this server: settings and pgwx_lab."""
-    restored: list[str] = []
-    journal = Journal(caps.system_identifier)
-    if journal.load():
-        settings = ServerSettings(target, journal, notify)
-        contexts = {n: g.context for n, g in caps.gucs.items()}
-        restored = await settings.restore(contexts)
-        notify("put back settings left by an interrupted pgwx: " + ", ".join(restored))
-    conn = await target.connect("admin")
-    try:
-        if await conn.fetchval("SELECT to_regnamespace($1) IS NOT NULL", SCHEMA):
-            await conn.execute(f"DROP SCHEMA {SCHEMA} CASCADE")
-            notify(f"dropped schema {SCHEMA} left by an interrupted pgwx")
-    finally:
-        await conn.close()
-    return restored
-
-
 def counters_sql(caps: Capabilities) -> str:
     """WAL inserted so far, and pages added to relations by extension (PG 16+)."""
     pages = "NULL::bigint"

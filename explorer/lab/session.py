@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from explorer.lab.results import ResultStore
-from explorer.lab.runner import recover
+from explorer.lab.settings import Journal, ServerSettings
+from explorer.lab.sql import SCHEMA
 from explorer.models import Capabilities
 from explorer.server.capabilities import probe
 from explorer.server.connect import LIBPQ_ENV, Target
@@ -32,6 +33,25 @@ def _quiet(_message: str) -> None:
 def uses_user_server(dsn: str | None) -> bool:
     """Whether the user named a server (`--dsn` or a libpq variable) instead of the bundled one."""
     return bool(dsn or any(os.environ.get(v) for v in LIBPQ_ENV))
+
+
+async def recover(target: Target, caps: Capabilities, notify: Callable[[str], None]) -> list[str]:
+    """Undo what a pgwx that died mid-run left on this server: settings and pgwx_lab."""
+    restored: list[str] = []
+    journal = Journal(caps.system_identifier)
+    if journal.load():
+        settings = ServerSettings(target, journal, notify)
+        contexts = {n: g.context for n, g in caps.gucs.items()}
+        restored = await settings.restore(contexts)
+        notify("put back settings left by an interrupted pgwx: " + ", ".join(restored))
+    conn = await target.connect("admin")
+    try:
+        if await conn.fetchval("SELECT to_regnamespace($1) IS NOT NULL", SCHEMA):
+            await conn.execute(f"DROP SCHEMA {SCHEMA} CASCADE")
+            notify(f"dropped schema {SCHEMA} left by an interrupted pgwx")
+    finally:
+        await conn.close()
+    return restored
 
 
 def resolve_target(dsn: str | None, data_dir: Path | None = None, say: Say = _quiet) -> Target:

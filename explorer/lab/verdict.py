@@ -104,23 +104,23 @@ class Verdict(BaseModel):
     """Median seconds of the baseline; None without trials."""
     median_candidate: float | None
     """Median seconds of the candidate; None without trials."""
-    ratio: float | None
+    ratio: float | None = None
     """median_candidate / median_baseline; None when a side has no trials or is below the floor
     (then see `difference_seconds`). Present but not a finding when there are too few runs."""
-    ci_low: float | None
+    ci_low: float | None = None
     """Lower end of the confidence interval of the ratio (Moses/Hodges–Lehmann on log
     durations); None with too few runs or below the floor."""
-    ci_high: float | None
+    ci_high: float | None = None
     """Upper end of the confidence interval of the ratio; None like `ci_low`."""
-    difference_seconds: float | None
+    difference_seconds: float | None = None
     """median_candidate − median_baseline, in seconds (negative: the candidate is faster)."""
     diff_ci_low: float | None = None
     """Lower end of the interval of the difference in seconds; only for phases below the floor."""
     diff_ci_high: float | None = None
     """Upper end of the interval of the difference in seconds; only below the floor."""
-    p_value: float | None
+    p_value: float | None = None
     """Two-sided Mann–Whitney U p-value; None when a side has no trials."""
-    p_method: Literal["exact", "normal"] | None
+    p_method: Literal["exact", "normal"] | None = None
     """"exact" (null distribution of U counted, no ties) or "normal" (tie- and
     continuity-corrected normal approximation)."""
     below_floor: Literal["baseline", "candidate", "both"] | None = None
@@ -343,16 +343,7 @@ def compare(
         "threshold": threshold,
     }
     if med_b is None or med_c is None:
-        return Verdict(
-            **common,  # type: ignore[arg-type]
-            ratio=None,
-            ci_low=None,
-            ci_high=None,
-            difference_seconds=None,
-            p_value=None,
-            p_method=None,
-            word=f"too few runs (n={min(m, n)})",
-        )
+        return Verdict(**common, word=f"too few runs (n={min(m, n)})")  # type: ignore[arg-type]
     p, method = mann_whitney(b, c)
     difference = med_c - med_b
     few = min(m, n) < min_n
@@ -372,19 +363,10 @@ def compare(
                 word = "faster"
             elif interval[0] > 0 and difference > 0:
                 word = "slower"
-        return Verdict(
-            **common,  # type: ignore[arg-type]
-            ratio=None,
-            ci_low=None,
-            ci_high=None,
-            difference_seconds=difference,
-            diff_ci_low=interval[0] if interval else None,
-            diff_ci_high=interval[1] if interval else None,
-            p_value=p,
-            p_method=method,
-            below_floor=side,
-            word=word,
-        )
+        common.update(difference_seconds=difference, p_value=p, p_method=method)
+        if interval is not None:
+            common.update(diff_ci_low=interval[0], diff_ci_high=interval[1])
+        return Verdict(**common, below_floor=side, word=word)  # type: ignore[arg-type]
     ratio = med_c / med_b
     ci: tuple[float, float] | None = None
     if not few:
@@ -397,16 +379,10 @@ def compare(
             word = "faster"
         elif ci[0] > 1 and ratio > 1 + threshold:
             word = "slower"
-    return Verdict(
-        **common,  # type: ignore[arg-type]
-        ratio=ratio,
-        ci_low=ci[0] if ci else None,
-        ci_high=ci[1] if ci else None,
-        difference_seconds=difference,
-        p_value=p,
-        p_method=method,
-        word=word,
-    )
+    common.update(ratio=ratio, difference_seconds=difference, p_value=p, p_method=method)
+    if ci is not None:
+        common.update(ci_low=ci[0], ci_high=ci[1])
+    return Verdict(**common, word=word)  # type: ignore[arg-type]
 
 
 # --------------------------------------------------------------------------- helpers
