@@ -64,10 +64,31 @@ async def test_quick_demo_runs_interleaved_and_is_stored(
 
 
 async def test_temp_table_select_never_parallel(pg18: Target, run_profile: RunProfile) -> None:
-    profile = tiny([Variant(name="temp", knobs=Knobs(table_kind=TableKind.TEMPORARY))])
-    record, _ = await run_profile(pg18, profile)
-    select = next(p for p in record.trials[0].phases if p.name == "select")
-    assert select.detail["workers"] == "0/0"
+    # Parallelism made free for the role, so the logged table does get workers at this size:
+    # only then does "0/0" for the temporary one say something about temporary tables.
+    free = ("parallel_setup_cost", "parallel_tuple_cost", "min_parallel_table_scan_size")
+    conn = await pg18.connect("test")
+    try:
+        for name in free:
+            await conn.execute(f"ALTER ROLE CURRENT_USER SET {name} = 0")
+        profile = tiny(
+            [
+                Variant(name="logged"),
+                Variant(name="temp", knobs=Knobs(table_kind=TableKind.TEMPORARY)),
+            ]
+        )
+        record, _ = await run_profile(pg18, profile)
+    finally:
+        for name in free:
+            await conn.execute(f"ALTER ROLE CURRENT_USER RESET {name}")
+        await conn.close()
+    select = {
+        t.variant: next(p for p in t.phases if p.name == "select").detail for t in record.trials
+    }
+    assert select["logged"]["plan"] == "Parallel Seq Scan"
+    launched, planned = (int(n) for n in select["logged"]["workers"].split("/"))
+    assert planned > 0 and launched <= planned
+    assert select["temp"]["plan"] == "Seq Scan" and select["temp"]["workers"] == "0/0"
 
 
 async def test_server_knobs_applied_in_trial_and_undone(
