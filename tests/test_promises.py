@@ -123,8 +123,9 @@ async def test_undo_puts_back_the_users_restart_only_values(
 async def test_runner_puts_back_a_dead_pgwxs_journal_before_any_trial(
     pg18: Target, store: ResultStore
 ) -> None:
-    from explorer.lab.knobs import Journal
     from explorer.lab.runner import Runner, RunOptions
+    from explorer.lab.session import Session
+    from explorer.lab.settings import Journal
     from explorer.server.capabilities import probe
 
     before = await server_state(pg18)
@@ -144,7 +145,12 @@ async def test_runner_puts_back_a_dead_pgwxs_journal_before_any_trial(
         if isinstance(event, TrialStarted) and not at_first_trial:
             at_first_trial.append((journal_text(), auto_conf.read_text()))
 
-    runner = Runner(pg18, tiny([Variant(name="base")]), store, RunOptions(settle_seconds=0))
+    # The session both front ends open puts it back, once, before any run starts.
+    session = Session(pg18, store)
+    caps = await session.open()
+    runner = Runner(
+        pg18, tiny([Variant(name="base")]), store, RunOptions(settle_seconds=0), caps=caps
+    )
     record = await runner.run(watch)
     assert record.status == "finished"
     journal, auto = at_first_trial[0]

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from explorer.lab.knobs import Journal
 from explorer.lab.results import ResultStore
+from explorer.lab.settings import Journal
 from explorer.server.capabilities import probe
 from explorer.server.connect import Target
 from explorer.tui.app import PgwxApp

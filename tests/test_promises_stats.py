@@ -10,12 +10,11 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from typing import Any
 
 import asyncpg
 
 from explorer.lab.stats import Reading, counters_query
-from explorer.models import Capabilities
+from explorer.models import Capabilities, TrialStats
 from explorer.server.connect import Target
 from tests.test_sampler import flush, lab, samples, sampling
 
@@ -46,11 +45,11 @@ async def test_wal_rate_is_bytes_per_second(pg18: Target) -> None:
     assert max(s["wal_bytes_per_s"] for s in window) >= MB / 0.5  # 1 MB within one poll
 
 
-def client_relation(summary: dict[str, Any], key: str) -> int:
+def client_relation(summary: TrialStats, key: str) -> int:
     return int(
         sum(
             r[key]
-            for r in summary["io_rows"]
+            for r in summary.io_rows
             if r["backend_type"] == "client backend" and r["object"] == "relation"
         )
     )

@@ -59,9 +59,9 @@ def default_store_path() -> Path:
 
 
 def new_run_id(now: dt.datetime | None = None) -> str:
-    """Sortable, readable id: 20261122-030405-ab12."""
+    """Sortable, readable id: 20261122-030405-ab12cd (24 random bits: runs in one second differ)."""
     now = now or dt.datetime.now()
-    return now.strftime("%Y%m%d-%H%M%S-") + os.urandom(2).hex()
+    return now.strftime("%Y%m%d-%H%M%S-") + os.urandom(3).hex()
 
 
 # --------------------------------------------------------------------------- private files
