@@ -117,6 +117,10 @@ async def test_check_parses_sql_without_running_it(pg18: Target, tmp_path: Path)
         report = await _server_check(pg18, path)
         at = f"{path}:{line_of(text, 'VACUM')}: field params.phases[1].sql:"
         assert report.problems == [
+            f"{path}:{line_of(text, 'pgwx_check_probe')}: field params.phases[0].sql: this "
+            "statement would write public.pgwx_check_probe, outside pgwx's schema; pgwx only "
+            "writes the tables a profile declares (use {name} for them, and prepare.source to "
+            "read yours).",
             f'{at} syntax error at or near "VACUM".',
             f'{at} column "nope" does not exist.',
         ]

@@ -368,3 +368,52 @@ def test_new_profile_template_is_valid_toml_and_params(tmp_path: Path) -> None:
     data = tomllib.loads(path.read_text())
     SqlParams.model_validate(data["params"])
     assert load_profile(path).name == "my-load"
+
+
+@pytest.mark.parametrize(
+    ("where", "sql"),
+    [
+        ("phases[0].sql", "DELETE FROM public.pgwx_test_src WHERE id < 10"),
+        (
+            "phases[0].sql",
+            "WITH d AS (UPDATE public.pgwx_test_src SET v = 'x' RETURNING 1) "
+            "SELECT count(*) FROM d",
+        ),
+        ("phases[0].sql", "TRUNCATE public.pgwx_test_src"),
+        ("setup", "VACUUM public.pgwx_test_src"),
+    ],
+)
+async def test_sql_that_writes_a_user_table_is_refused_before_it_runs(
+    source_table: Target, run_profile: RunProfile, where: str, sql: str
+) -> None:
+    target = source_table
+    before = await fetch(target, CHECKSUM)
+    params: dict[str, Any] = {
+        "tables": [{"name": "t", "columns": "a int"}],
+        "phases": [{"name": "harm", "sql": sql}],
+    }
+    if where == "setup":
+        params["setup"] = sql
+        params["phases"] = [{"name": "ok", "sql": "INSERT INTO {t} VALUES (1)"}]
+    record, _ = await run_profile(target, sql_profile(params, [Variant(name="a")]))
+    trial = trials(record)["a"]
+    assert trial.status == "failed"
+    assert trial.reason is not None and trial.reason.startswith(f"params.{where} would write ")
+    assert "outside pgwx's schema" in trial.reason and not trial.phases
+    assert await fetch(target, CHECKSUM) == before
+
+
+async def test_reading_a_user_table_in_a_phase_is_allowed(
+    source_table: Target, run_profile: RunProfile
+) -> None:
+    params = {
+        "tables": [{"name": "t", "columns": "id int, v text"}],
+        "phases": [
+            {"name": "copy-in", "sql": "INSERT INTO {t} SELECT * FROM public.pgwx_test_src"},
+            {"name": "ctas", "sql": "CREATE TEMP TABLE x AS SELECT * FROM public.pgwx_test_src"},
+        ],
+    }
+    record, _ = await run_profile(source_table, sql_profile(params, [Variant(name="a")]))
+    trial = trials(record)["a"]
+    assert trial.status == "ok", trial.reason
+    assert [p.rows for p in trial.phases] == [500, 500]

@@ -24,14 +24,18 @@ from explorer.lab.profiles import ProfileError, load_profile
 from explorer.lab.workloads import KINDS, workload_class
 from explorer.lab.workloads.base import Workload
 from explorer.lab.workloads.sql import SqlWorkload, one_line
-from explorer.lab.workloads.sql_spec import split_statements, substitute
+from explorer.lab.workloads.sql_guard import (
+    PLANNABLE,
+    TRANSACTION_CONTROL,
+    first_word,
+    other_schemas,
+    outside_write,
+    refusal,
+)
+from explorer.lab.workloads.sql_spec import field_name
 from explorer.models import Profile
 from explorer.server.capabilities import probe
 from explorer.server.connect import Target
-
-PREPARABLE = {"select", "insert", "update", "delete", "with", "values", "table", "merge"}
-TRANSACTION_CONTROL = {"begin", "commit", "end", "rollback", "start", "savepoint", "release"}
-PGBENCH_VAR = re.compile(r"(?<![:\w]):([A-Za-z_][A-Za-z0-9_]*)")
 
 
 @dataclass
@@ -97,19 +101,11 @@ def locate(text: str, loc: tuple[int | str, ...]) -> int | None:
     return best[1] if best else None
 
 
-def where(loc: tuple[int | str, ...]) -> str:
-    """A location as a dotted field name: params.phases[1].sql."""
-    out = ""
-    for part in loc:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out or "(top level)"
-
-
 def _sentence(path: Path, text: str, loc: tuple[int | str, ...], msg: str) -> str:
     line = locate(text, loc)
     at = f"{path}:{line}" if line else str(path)
     msg = msg.removeprefix("Value error, ").rstrip(".")
-    return f"{at}: field {where(loc)}: {msg}."
+    return f"{at}: field {field_name(loc)}: {msg}."
 
 
 def _validation_problems(
@@ -165,39 +161,12 @@ def check_file(path: Path) -> CheckReport:
 # --------------------------------------------------------------------------- server
 
 
-def pgbench_as_sql(script: str) -> str:
-    """A pgbench script as plain SQL: meta-commands dropped, `:variables` as NULL."""
-    lines = [ln for ln in script.splitlines() if not ln.lstrip().startswith("\\")]
-    return PGBENCH_VAR.sub("NULL", "\n".join(lines))
-
-
-def statements(workload: SqlWorkload, names: dict[str, str]) -> list[tuple[tuple[Any, ...], str]]:
-    """(TOML location, statement) of every SQL statement the profile holds."""
-    p = workload.params
-    out: list[tuple[tuple[Any, ...], str]] = []
-
-    def add(loc: tuple[Any, ...], script: str) -> None:
-        out.extend((loc, s) for s in split_statements(substitute(script, names)))
-
-    query = workload.prepare_query()
-    if query is not None and p.prepare is not None:
-        add(("params", "prepare", p.prepare.kind), query)
-    add(("params", "setup"), p.setup)
-    for i, phase in enumerate(p.phases):
-        if phase.sql is not None:
-            add(("params", "phases", i, "sql"), phase.sql)
-        if phase.pgbench is not None:
-            add(("params", "phases", i, "pgbench"), pgbench_as_sql(phase.pgbench))
-    add(("params", "verify"), p.verify)
-    return out
-
-
 async def parse_only(conn: asyncpg.Connection, statement: str) -> str | None:
     """Parse (and, for queries and DML, plan) one statement without running it."""
-    first = (re.findall(r"[A-Za-z]+", statement) or [""])[0].lower()
+    first = first_word(statement)
     if first in TRANSACTION_CONTROL:
         return None
-    if first in PREPARABLE:
+    if first in PLANNABLE:
         sql = f"PREPARE pgwx_check AS {statement}"
     else:
         # PL/pgSQL parses every statement of a block when it compiles it; RETURN comes first.
@@ -207,7 +176,7 @@ async def parse_only(conn: asyncpg.Connection, statement: str) -> str | None:
             await conn.execute(sql)
     except asyncpg.PostgresError as exc:
         return one_line(exc)
-    if first in PREPARABLE:
+    if first in PLANNABLE:
         await conn.execute("DEALLOCATE pgwx_check")
     return None
 
@@ -253,8 +222,12 @@ async def check_on_server(target: Target, path: Path, report: CheckReport) -> No
                     continue
                 if not parsed:
                     parsed = True
-                    for loc, statement in statements(workload, workload.names(variant.knobs)):
+                    schemas = await other_schemas(conn)
+                    for loc, statement in workload.statements(workload.names(variant.knobs)):
                         why = await parse_only(conn, statement)
+                        written = None if why else await outside_write(conn, statement, schemas)
+                        if written:
+                            why = refusal("this statement", written)
                         if why:
                             report.problems.append(_sentence(path, text, loc, why))
                     await _check_source(conn, workload, path, text, report)

@@ -24,12 +24,20 @@ import asyncpg
 from explorer.lab.knobs import SCHEMA, create_table_sql, fk_clause, table_name, toast_sql
 from explorer.lab.workloads.base import Params, TrialContext, Workload, WorkloadError
 from explorer.lab.workloads.file_extension import parse_pgbench, pgbench_conninfo
+from explorer.lab.workloads.sql_guard import (
+    other_schemas,
+    outside_write,
+    pgbench_as_sql,
+    refusal,
+)
 from explorer.lab.workloads.sql_spec import (
     ForeignKeySpec,
     PhaseSpec,
     SqlParams,
     TableSpec,
+    field_name,
     mentions,
+    split_statements,
     substitute,
 )
 from explorer.models import Capabilities, FkTiming, Knobs, TableKind, Toast
@@ -159,6 +167,34 @@ class SqlWorkload(Workload):
             lines.append("verify: the verify query, into the notes")
         return lines
 
+    def statements(self, names: dict[str, str]) -> list[tuple[tuple[Any, ...], str]]:
+        """(TOML location, statement) of every SQL statement the profile holds, in order."""
+        p = self.params
+        out: list[tuple[tuple[Any, ...], str]] = []
+
+        def add(loc: tuple[Any, ...], script: str) -> None:
+            out.extend((loc, s) for s in split_statements(substitute(script, names)))
+
+        query = self.prepare_query()
+        if query is not None and p.prepare is not None:
+            add(("params", "prepare", p.prepare.kind), query)
+        add(("params", "setup"), p.setup)
+        for i, phase in enumerate(p.phases):
+            if phase.sql is not None:
+                add(("params", "phases", i, "sql"), phase.sql)
+            if phase.pgbench is not None:
+                add(("params", "phases", i, "pgbench"), pgbench_as_sql(phase.pgbench))
+        add(("params", "verify"), p.verify)
+        return out
+
+    async def guard(self, db: asyncpg.Connection, names: dict[str, str]) -> None:
+        """Refuse, before any of it runs, SQL that would write outside pgwx's schema."""
+        schemas = await other_schemas(db)
+        for loc, statement in self.statements(names):
+            written = await outside_write(db, statement, schemas)
+            if written:
+                raise WorkloadError(refusal(field_name(loc), written))
+
     # ------------------------------------------------------------------ availability
     def unavailable_reason(self, knobs: Knobs, caps: Capabilities) -> str | None:
         p = self.params
@@ -251,6 +287,7 @@ class SqlWorkload(Workload):
         await db.execute(f"DROP TABLE IF EXISTS {drop} CASCADE")
         for step in self.create_steps(knobs):
             await self._run(db, "create", step)
+        await self.guard(db, names)
         if self.params.setup.strip():
             await self._run(db, "setup", substitute(self.params.setup, names))
         await ctx.settle()

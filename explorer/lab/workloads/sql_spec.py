@@ -236,6 +236,14 @@ def substitute(text: str, names: dict[str, str]) -> str:
     return PLACEHOLDER.sub(lambda m: names.get(m.group(1), m.group(0)), text)
 
 
+def field_name(loc: tuple[int | str, ...]) -> str:
+    """A TOML location as a dotted field name: params.phases[1].sql."""
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out or "(top level)"
+
+
 def mentions(text: str, name: str) -> bool:
     """Whether `text` refers to `{name}`."""
     return f"{{{name}}}" in text
