@@ -159,7 +159,10 @@ SELECT (SELECT relpersistence FROM pg_class WHERE oid = '{child}'::regclass) AS 
          WHERE attrelid = '{child}'::regclass AND attname = 'body') AS body,
        (SELECT string_agg(condeferred::text || '/' || convalidated::text, ',')
           FROM pg_constraint WHERE conrelid = '{child}'::regclass AND contype = 'f') AS fk,
-       current_setting('synchronous_commit') AS sync
+       current_setting('synchronous_commit') AS sync,
+       (SELECT array_to_string(reloptions, ',') FROM pg_class
+         WHERE oid = '{child}'::regclass) AS opts,
+       (SELECT count(*) FROM pg_index WHERE indrelid = '{child}'::regclass) AS indexes
 """
 
 
@@ -173,6 +176,8 @@ async def test_every_knob_applies_to_declared_objects_and_is_undone(
             {
                 "name": "child",
                 "columns": "id int, parent_id int, body text",
+                "with": "fillfactor = 70",
+                "indexes": ["(parent_id)", "USING hash (id)"],
                 "toast": ["body"],
                 "foreign_keys": [{"columns": "parent_id", "references": "parent (id)"}],
             },
@@ -197,10 +202,22 @@ async def test_every_knob_applies_to_declared_objects_and_is_undone(
     by = trials(record)
     assert by["plain"].status == "ok", by["plain"].reason
     notes = {v: t.phases[-1].detail["verify"] for v, t in by.items() if t.status == "ok"}
-    assert notes["plain"] == "child=p, parent=p, body=px, fk=None, sync=on"
-    assert notes["unlogged"] == "child=u, parent=p, body=px, fk=false/true, sync=on"
-    assert notes["deferred"] == "child=p, parent=p, body=-e, fk=true/true, sync=on"
-    assert notes["not-valid"] == "child=p, parent=p, body=px, fk=false/true, sync=off"
+    assert (
+        notes["plain"]
+        == "child=p, parent=p, body=px, fk=None, sync=on, opts=fillfactor=70, indexes=2"
+    )
+    assert (
+        notes["unlogged"]
+        == "child=u, parent=p, body=px, fk=false/true, sync=on, opts=fillfactor=70, indexes=2"
+    )
+    assert (
+        notes["deferred"]
+        == "child=p, parent=p, body=-e, fk=true/true, sync=on, opts=fillfactor=70, indexes=2"
+    )
+    assert (
+        notes["not-valid"]
+        == "child=p, parent=p, body=px, fk=false/true, sync=off, opts=fillfactor=70, indexes=2"
+    )
     assert [p.name for p in by["not-valid"].phases] == ["load", "add-fk", "validate-fk"]
     # A TEMPORARY child cannot reference a permanent parent: skipped with the reason.
     assert by["temporary"].status == "skipped"
@@ -220,6 +237,11 @@ async def test_temporary_table_in_a_pgbench_phase_is_skipped(
                 "transactions": 5,
                 "clients": 2,
             },
+            {
+                "name": "timed",
+                "pgbench": "\\set x random(1, 9)\nSELECT :x FROM {t} LIMIT 1;",
+                "duration": 1,
+            },
         ],
         "verify": "SELECT count(*) AS n FROM {t}",
     }
@@ -227,8 +249,9 @@ async def test_temporary_table_in_a_pgbench_phase_is_skipped(
     record, _ = await run_profile(pg18, sql_profile(params, variants), scale=2)
     by = trials(record)
     assert by["logged"].status == "ok", by["logged"].reason
-    bench = by["logged"].phases[0]
-    assert bench.rows == 20 and "tps" in bench.detail and bench.detail["verify"] == "n=20"
+    bench, timed = by["logged"].phases
+    assert bench.rows == 20 and "tps" in bench.detail and timed.detail["verify"] == "n=20"
+    assert timed.rows is not None and timed.rows > 0 and 0.9 < timed.seconds < 5
     assert by["temp"].status == "skipped" and "pgbench" in (by["temp"].reason or "")
 
 

@@ -147,7 +147,7 @@ class SqlWorkload(Workload):
     def describe(self, knobs: Knobs) -> list[str]:
         """What a trial of this variant does, one line per step (for `pgwx check`)."""
         names = self.names(knobs)
-        lines = [f"create: {s}" for s in self.create_steps(knobs)]
+        lines = [f"create: {' '.join(s.split())}" for s in self.create_steps(knobs)]
         if self.params.setup.strip():
             lines.append("setup (untimed): the setup SQL")
         after = self.fk_steps(knobs)
