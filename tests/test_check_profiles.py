@@ -8,8 +8,15 @@ from pathlib import Path
 import pytest
 
 from explorer import cli
-from explorer.lab.check import CheckReport, check_file, check_on_server, locate
-from explorer.lab.profiles import ProfileShadowed, find_profile, list_profiles
+from explorer.lab.check import CheckReport, check_file, check_on_server
+from explorer.lab.profiles import (
+    ProfileError,
+    ProfileShadowed,
+    find_profile,
+    list_profiles,
+    load_profile,
+)
+from explorer.lab.tomlines import locate
 from explorer.lab.userprofile import write_new_profile
 from explorer.server.connect import Target
 
@@ -81,6 +88,17 @@ def test_shape_problems_each_name_their_line_and_field(tmp_path: Path) -> None:
     assert phase.startswith(f"{path}:{line_of(text, VACUUM_NAME) - 1}: field params.phases[1]:")
     assert "exactly one of sql, copy or pgbench" in phase
     assert all("\n" not in p and p.endswith(".") for p in report.problems)
+
+
+def test_run_time_profile_errors_name_the_line_too(tmp_path: Path) -> None:
+    text = GOOD.replace('name = "vacuum"', 'name = "vacuum"\nclients = 4')
+    path = write(tmp_path, text)
+    with pytest.raises(ProfileError) as err:
+        load_profile(path)
+    assert str(err.value).startswith(
+        f"{path}:{line_of(text, VACUUM_NAME) - 1}: field params.phases[1]: "
+    ), str(err.value)
+    assert "for pgbench phases only" in str(err.value)
 
 
 def test_missing_prepare_file_is_a_problem(tmp_path: Path) -> None:

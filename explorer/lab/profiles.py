@@ -16,6 +16,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from explorer.errors import PgwxError
+from explorer.lab.tomlines import locate
 from explorer.lab.workloads import KINDS, workload_class
 from explorer.models import Profile
 
@@ -79,6 +80,12 @@ def find_profile(ref: str) -> Path:
     raise ProfileError(f"No profile {ref!r}: give a .toml path or one of: {names}.")
 
 
+def _at(path: Path, text: str, loc: tuple[int | str, ...]) -> str:
+    """`path:line` when the key's line can be found, else the path."""
+    line = locate(text, loc)
+    return f"{path}:{line}" if line else str(path)
+
+
 def _where(loc: tuple[int | str, ...]) -> str:
     out = ""
     for part in loc:
@@ -90,7 +97,8 @@ def load_profile(ref: str | Path) -> Profile:
     """Read, parse and validate one profile, workload parameters included."""
     path = find_profile(str(ref))
     try:
-        data = tomllib.loads(path.read_text())
+        text = path.read_text()
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ProfileError(f"{path}: not valid TOML ({exc}).") from None
     except OSError as exc:
@@ -100,7 +108,8 @@ def load_profile(ref: str | Path) -> Profile:
         profile = Profile.model_validate(data)
     except ValidationError as exc:
         err = exc.errors()[0]
-        raise ProfileError(f"{path}: field {_where(err['loc'])}: {err['msg']}.") from None
+        at = _at(path, text, err["loc"])
+        raise ProfileError(f"{at}: field {_where(err['loc'])}: {err['msg']}.") from None
     if profile.workload not in KINDS:
         raise ProfileError(
             f"{path}: field workload: unknown kind {profile.workload!r}; use one "
@@ -110,7 +119,8 @@ def load_profile(ref: str | Path) -> Profile:
         workload_class(profile.workload).params_model.model_validate(profile.params)
     except ValidationError as exc:
         err = exc.errors()[0]
-        raise ProfileError(f"{path}: field params.{_where(err['loc'])}: {err['msg']}.") from None
+        at = _at(path, text, ("params", *err["loc"]))
+        raise ProfileError(f"{at}: field params.{_where(err['loc'])}: {err['msg']}.") from None
     names = [v.name for v in profile.variants]
     dupes = sorted({n for n in names if names.count(n) > 1})
     if dupes:
