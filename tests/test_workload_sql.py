@@ -167,7 +167,7 @@ SELECT (SELECT relpersistence FROM pg_class WHERE oid = '{child}'::regclass) AS 
 
 
 async def test_every_knob_applies_to_declared_objects_and_is_undone(
-    pg18: Target, run_profile: RunProfile
+    any_pg: Target, run_profile: RunProfile
 ) -> None:
     params = {
         "sizes": {"rows": 50},
@@ -198,7 +198,7 @@ async def test_every_knob_applies_to_declared_objects_and_is_undone(
         Variant(name="not-valid", knobs=Knobs(fk="not-valid", synchronous_commit="off")),  # type: ignore[arg-type]
         Variant(name="temporary", knobs=Knobs(table_kind="temporary")),  # type: ignore[arg-type]
     ]
-    record, _ = await run_profile(pg18, sql_profile(params, variants))
+    record, _ = await run_profile(any_pg, sql_profile(params, variants))
     by = trials(record)
     assert by["plain"].status == "ok", by["plain"].reason
     notes = {v: t.phases[-1].detail["verify"] for v, t in by.items() if t.status == "ok"}
