@@ -93,7 +93,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--speed", type=float, default=0.0, help="1 = real time, 0 = as fast as possible (headless)"
     )
     rpl.add_argument("--headless", action="store_true", help="print instead of opening the app")
-    sub.add_parser("profiles", help="list the shipped profiles")
+    sub.add_parser("profiles", help="list the profiles: yours, then the shipped ones")
     # Your own load (issue 10): write a starting profile, check one against a server.
     new = sub.add_parser("new", help="write a commented starting profile for your own load")
     new.add_argument("name", help="profile name; writes NAME.toml in the current directory")

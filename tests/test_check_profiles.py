@@ -261,3 +261,20 @@ def test_user_profiles_are_found_and_shadow_shipped_ones(
     assert find_profile("quick-demo").samefile(work / "quick-demo.toml")
     assert find_profile("etl").samefile(config / "pgwx" / "profiles" / "etl.toml")
     assert find_profile("staging-etl").samefile(EXAMPLES / "staging-etl.toml")
+
+
+async def test_check_as_a_user_without_create_says_so(pg18: Target, tmp_path: Path) -> None:
+    conn = await pg18.connect("test")
+    await conn.execute("DROP ROLE IF EXISTS pgwx_plain_user")
+    await conn.execute("CREATE ROLE pgwx_plain_user LOGIN")
+    try:
+        plain = Target(bundled=pg18.bundled, overrides={"user": "pgwx_plain_user"})
+        path = write(tmp_path, GOOD)
+        report = await _server_check(plain, path)
+        assert report.problems == [
+            f"{path}: pgwx cannot work on this server: permission denied for database postgres "
+            "(it needs to create its schema pgwx_lab)."
+        ]
+    finally:
+        await conn.execute("DROP ROLE pgwx_plain_user")
+        await conn.close()

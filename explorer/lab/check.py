@@ -177,7 +177,14 @@ async def check_on_server(target: Target, path: Path, report: CheckReport) -> No
             tx = conn.transaction()
             await tx.start()
             try:
-                await conn.execute(f"CREATE SCHEMA IF NOT EXISTS {knoblib.SCHEMA}")
+                try:
+                    await conn.execute(f"CREATE SCHEMA IF NOT EXISTS {knoblib.SCHEMA}")
+                except asyncpg.PostgresError as exc:
+                    report.problems.append(
+                        f"{path}: pgwx cannot work on this server: {one_line(exc)} (it needs "
+                        f"to create its schema {knoblib.SCHEMA})."
+                    )
+                    return
                 await conn.execute(f"SET LOCAL search_path = {knoblib.SCHEMA}")
                 if not await _create(conn, workload, variant, path, text, report):
                     continue
