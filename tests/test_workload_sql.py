@@ -440,3 +440,22 @@ async def test_reading_a_user_table_in_a_phase_is_allowed(
     trial = trials(record)["a"]
     assert trial.status == "ok", trial.reason
     assert [p.rows for p in trial.phases] == [500, 500]
+
+
+async def test_new_profile_template_runs(
+    pg18: Target, run_profile: RunProfile, tmp_path: Path
+) -> None:
+    from explorer.lab.userprofile import write_new_profile
+
+    profile = load_profile(write_new_profile("starter", tmp_path))
+    profile = profile.model_copy(update={"repeats": 1})
+    record, _ = await run_profile(pg18, profile, scale=0.01)
+    assert record.status == "finished", record.reason
+    for trial in record.trials:
+        assert trial.status == "ok", trial.reason
+        assert [(p.name, p.rows) for p in trial.phases] == [
+            ("load", 1000),
+            ("update", 100),
+            ("delete", 100),
+        ]
+        assert trial.phases[-1].detail["verify"] == "rows=900"
