@@ -11,7 +11,7 @@ from conftest import RunProfile
 
 from explorer.lab.profiles import load_profile
 from explorer.lab.workloads.sql_spec import SqlParams, split_statements, substitute
-from explorer.models import Knobs, Profile, RunRecord, Variant
+from explorer.models import Knobs, PhaseStarted, Profile, RunRecord, Variant
 from explorer.server.connect import Target
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "profiles" / "examples"
@@ -123,8 +123,16 @@ def test_inconsistent_params_are_refused(change: dict[str, Any], words: str) -> 
 async def test_examples_run(any_pg: Target, run_profile: RunProfile, example: str) -> None:
     profile = load_profile(EXAMPLES / f"{example}.toml")
     assert profile.workload == "sql"
-    record, _ = await run_profile(any_pg, profile.model_copy(update={"repeats": 1}), scale=0.02)
+    record, events = await run_profile(
+        any_pg, profile.model_copy(update={"repeats": 1}), scale=0.02
+    )
     assert record.status == "finished", record.reason
+    # The COPY phase knows how many rows prepare made, so the app can show its progress.
+    copy_phase, made = {"staging-etl": ("copy-staging", 4000), "json-documents": ("insert", 100)}[
+        example
+    ]
+    started = [e for e in events if isinstance(e, PhaseStarted) and e.phase == copy_phase]
+    assert started and all(e.expected_rows == made for e in started)
     by = trials(record)
     major = record.server.capabilities.major
     if example == "staging-etl":

@@ -71,6 +71,8 @@ class SqlWorkload(Workload):
     def __init__(self, params: Params) -> None:
         super().__init__(params)
         self._data: Path | None = None
+        self._rows: int | None = None
+        """Rows of the prepared data, when known (the COPY phases' expected rows)."""
 
     # ------------------------------------------------------------------ what a variant does
     def kind_of(self, table: TableSpec, knobs: Knobs) -> TableKind:
@@ -272,7 +274,7 @@ class SqlWorkload(Workload):
             await conn.execute(f"SET search_path = {SCHEMA}")
             # READ ONLY: a source table (or any query) can read the user's data, never write it.
             async with conn.transaction(readonly=True):
-                await conn.copy_from_query(query, output=str(path))
+                self._rows = status_rows(await conn.copy_from_query(query, output=str(path)))
         except asyncpg.PostgresError as exc:
             raise WorkloadError(f"prepare failed: {one_line(exc)}") from None
         finally:
@@ -295,9 +297,8 @@ class SqlWorkload(Workload):
         for phase in self.params.phases:
             await self._phase(ctx, phase, names)
             for name, sql in after.get(phase.name, []):
-                async with ctx.phase(name) as ph:
+                async with ctx.phase(name):
                     await self._run(db, name, sql)
-                ph.detail["fk"] = name.split("-")[0]
         if self.params.verify.strip():
             row = await self._fetchrow(db, substitute(self.params.verify, names))
             if row is not None and ctx.phases:
@@ -315,7 +316,7 @@ class SqlWorkload(Workload):
             temp = self.kind_of(table, ctx.knobs) is TableKind.TEMPORARY
             prep = self.params.prepare
             fmt = prep.format if prep is not None and prep.file is not None else "text"
-            async with ctx.phase(phase.name) as ph:
+            async with ctx.phase(phase.name, expected_rows=self._rows) as ph:
                 try:
                     status = await db.copy_to_table(
                         table.name,
