@@ -10,6 +10,7 @@ import pytest
 from conftest import RunProfile
 
 from explorer.lab.profiles import load_profile
+from explorer.lab.report import render
 from explorer.lab.workloads.sql_spec import SqlParams, split_statements, substitute
 from explorer.models import Knobs, PhaseStarted, Profile, RunRecord, Variant
 from explorer.server.connect import Target
@@ -283,7 +284,8 @@ async def test_a_failing_phase_is_recorded_and_the_run_goes_on(
         ],
     }
     variants = [
-        Variant(name="unlogged", knobs=Knobs(table_kind="unlogged")),  # type: ignore[arg-type]
+        # The failing variant also changes a server setting: it must be put back all the same.
+        Variant(name="unlogged", knobs=Knobs(table_kind="unlogged", synchronous_commit="off")),  # type: ignore[arg-type]
         Variant(name="logged"),
     ]
     record, _ = await run_profile(any_pg, sql_profile(params, variants))
@@ -294,6 +296,9 @@ async def test_a_failing_phase_is_recorded_and_the_run_goes_on(
     assert [p.name for p in by["unlogged"].phases] == ["fill"]
     assert by["logged"].status == "ok"
     assert by["logged"].phases[-1].rows == 10
+    table = render(record, "md")
+    failed_row = next(ln for ln in table.splitlines() if ln.startswith("| unlogged |"))
+    assert "phase boom: boom on unlogged" in failed_row
 
 
 # --------------------------------------------------------------------------- prepare kinds
