@@ -17,7 +17,7 @@ from typing import Any
 
 from explorer import paths
 from explorer.errors import PgwxError, UsageError
-from explorer.lab.profiles import ProfileError, list_profiles, load_profile
+from explorer.lab.profiles import ProfileError, ProfileShadowed, list_profiles, load_profile
 from explorer.lab.report import FORMATS, render
 from explorer.lab.results import ResultStore
 from explorer.lab.session import Session
@@ -108,7 +108,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--speed", type=float, default=0.0, help="1 = real time, 0 = as fast as possible (headless)"
     )
     rpl.add_argument("--headless", action="store_true", help="print instead of opening the app")
-    sub.add_parser("profiles", help="list the shipped profiles")
+    sub.add_parser("profiles", help="list the profiles: yours, then the shipped ones")
+    # Your own load (issue 10): write a starting profile, check one against a server.
+    new = sub.add_parser("new", help="write a commented starting profile for your own load")
+    new.add_argument("name", help="profile name; writes NAME.toml in the current directory")
+    chk = sub.add_parser("check", help="validate a profile against a server without running it")
+    chk.add_argument("profile", help="a .toml path or a profile name")
+    _server_args(chk)
     srv = sub.add_parser("server", help="start, stop or show the bundled server")
     srv.add_argument("action", choices=["start", "stop", "status"])
     srv.add_argument("--data-dir", type=Path)
@@ -284,10 +290,50 @@ def cmd_replay(args: argparse.Namespace) -> int:
 def cmd_profiles(_args: argparse.Namespace) -> int:
     for path, prof in list_profiles():
         if isinstance(prof, ProfileError):
-            print(f"{path.stem:<20} (broken) {prof}")
+            state = "(hidden)" if isinstance(prof, ProfileShadowed) else "(broken)"
+            print(f"{path.stem:<20} {state} {prof}")
         else:
             print(f"{path.stem:<20} {prof.title}  [{len(prof.variants)} variants × {prof.repeats}]")
     return 0
+
+
+def cmd_new(args: argparse.Namespace) -> int:
+    """`pgwx new NAME`: a commented starting profile."""
+    from explorer.lab.userprofile import write_new_profile
+
+    path = write_new_profile(args.name)
+    print(f"wrote {path}; edit it, then `pgwx check {path.name}` and `pgwx run {path.name}`")
+    return 0
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    """`pgwx check FILE`: every problem as one sentence, or what each variant will do."""
+    from explorer.lab.check import check_file, check_on_server
+    from explorer.lab.profiles import find_profile
+
+    path = find_profile(args.profile)
+    report = check_file(path)
+    if report.ok:
+        say = lambda m: print(m, file=sys.stderr)  # noqa: E731
+        store = ResultStore()
+        session = Session.resolve(
+            store, dsn=args.dsn, data_dir=args.data_dir, keep_server=args.keep_server, say=say
+        )
+        try:
+            asyncio.run(check_on_server(session.target, path, report))
+        finally:
+            session.release(say)
+            store.close()
+    for line in report.skipped:
+        print(line)
+    for line in report.problems:
+        print(line)
+    if report.ok:
+        for variant, steps in report.plan.items():
+            print(f"{variant}:")
+            print("\n".join(f"  {step}" for step in steps))
+        print(f"{path}: ok")
+    return 0 if report.ok else 1
 
 
 def cmd_server(args: argparse.Namespace) -> int:
@@ -335,6 +381,8 @@ def main(argv: list[str] | None = None) -> int:
         "replay": cmd_replay,
         "profiles": cmd_profiles,
         "server": cmd_server,
+        "new": cmd_new,
+        "check": cmd_check,
     }
     try:
         if args.command is None:

@@ -1,19 +1,62 @@
-"""Profiles: TOML files, one per experiment, validated into `Profile` models."""
+"""Profiles: TOML files, one per experiment, validated into `Profile` models.
+
+Shipped profiles live in the repo's profiles/ (and profiles/examples/); the user's own are
+found in the working directory (`*.toml` files with a top-level `workload =` key, so
+pyproject.toml and friends are left alone) and in `$XDG_CONFIG_HOME/pgwx/profiles/`. A user
+profile with a shipped one's name is used instead of it, and the list says so.
+"""
 
 from __future__ import annotations
 
+import os
+import re
 import tomllib
 from pathlib import Path
 
 from pydantic import ValidationError
 
 from explorer.errors import PgwxError
+from explorer.lab.tomlines import locate
 from explorer.lab.workloads import KINDS, build_workload
 from explorer.models import Profile
 
 
 class ProfileError(PgwxError, ValueError):
     """A profile cannot be used; str() names the file, the field and what is wrong."""
+
+
+class ProfileShadowed(ProfileError):
+    """A shipped profile hidden by a user profile of the same name (a note, not a fault)."""
+
+
+PROFILE_KEY = re.compile(r"^\s*workload\s*=", re.M)
+"""What makes a .toml in the working directory a pgwx profile."""
+
+
+def user_profiles_dir() -> Path:
+    """$XDG_CONFIG_HOME/pgwx/profiles, else ~/.config/pgwx/profiles."""
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "pgwx" / "profiles"
+
+
+def is_profile_file(path: Path) -> bool:
+    """A readable .toml with a top-level `workload =` line."""
+    try:
+        return path.suffix == ".toml" and bool(PROFILE_KEY.search(path.read_text()))
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
+def user_profile_paths() -> list[Path]:
+    """The user's profiles: working directory first, then the config directory."""
+    found = [p for p in sorted(Path.cwd().glob("*.toml")) if is_profile_file(p)]
+    found += sorted(user_profiles_dir().glob("*.toml"))
+    return found
+
+
+def shipped_profile_paths() -> list[Path]:
+    """The shipped experiments, then the shipped examples of your own load."""
+    return sorted(profiles_dir().glob("*.toml")) + sorted(profiles_dir().glob("examples/*.toml"))
 
 
 def profiles_dir() -> Path:
@@ -29,11 +72,18 @@ def find_profile(ref: str) -> Path:
     path = Path(ref)
     if path.is_file():
         return path
-    shipped = profiles_dir() / f"{ref.removesuffix('.toml')}.toml"
-    if shipped.is_file():
-        return shipped
-    names = ", ".join(p.stem for p in sorted(profiles_dir().glob("*.toml")))
+    stem = ref.removesuffix(".toml")
+    for candidate in [*user_profile_paths(), *shipped_profile_paths()]:
+        if candidate.stem == stem:
+            return candidate
+    names = ", ".join(p.stem for p in shipped_profile_paths())
     raise ProfileError(f"No profile {ref!r}: give a .toml path or one of: {names}.")
+
+
+def _at(path: Path, text: str, loc: tuple[int | str, ...]) -> str:
+    """`path:line` when the key's line can be found, else the path."""
+    line = locate(text, loc)
+    return f"{path}:{line}" if line else str(path)
 
 
 def _where(loc: tuple[int | str, ...]) -> str:
@@ -47,7 +97,8 @@ def load_profile(ref: str | Path) -> Profile:
     """Read, parse and validate one profile, workload parameters included."""
     path = find_profile(str(ref))
     try:
-        data = tomllib.loads(path.read_text())
+        text = path.read_text()
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ProfileError(f"{path}: not valid TOML ({exc}).") from None
     except OSError as exc:
@@ -57,7 +108,8 @@ def load_profile(ref: str | Path) -> Profile:
         profile = Profile.model_validate(data)
     except ValidationError as exc:
         err = exc.errors()[0]
-        raise ProfileError(f"{path}: field {_where(err['loc'])}: {err['msg']}.") from None
+        at = _at(path, text, err["loc"])
+        raise ProfileError(f"{at}: field {_where(err['loc'])}: {err['msg']}.") from None
     if profile.workload not in KINDS:
         raise ProfileError(
             f"{path}: field workload: unknown kind {profile.workload!r}; use one "
@@ -67,20 +119,41 @@ def load_profile(ref: str | Path) -> Profile:
         build_workload(profile)
     except ValidationError as exc:
         err = exc.errors()[0]
-        raise ProfileError(f"{path}: field params.{_where(err['loc'])}: {err['msg']}.") from None
+        at = _at(path, text, ("params", *err["loc"]))
+        raise ProfileError(f"{at}: field params.{_where(err['loc'])}: {err['msg']}.") from None
     names = [v.name for v in profile.variants]
     dupes = sorted({n for n in names if names.count(n) > 1})
     if dupes:
         raise ProfileError(f"{path}: field variants: the name {dupes[0]!r} is used twice.")
     if profile.baseline and profile.baseline not in names:
         raise ProfileError(f"{path}: field baseline: {profile.baseline!r} is not a variant.")
+    prepare = profile.params.get("prepare")
+    if isinstance(prepare, dict) and isinstance(prepare.get("file"), str):
+        # A data file is named relative to its profile, wherever pgwx is started from.
+        prepare["file"] = str((path.parent / prepare["file"]).resolve())
     return profile
 
 
 def list_profiles() -> list[tuple[Path, Profile | ProfileError]]:
-    """Every shipped profile, or the error that keeps it from loading."""
+    """Every profile (the user's, then the shipped ones), or the error that keeps it from loading.
+
+    A shipped profile hidden by a user profile of the same name is listed as `ProfileShadowed`.
+    """
     out: list[tuple[Path, Profile | ProfileError]] = []
-    for path in sorted(profiles_dir().glob("*.toml")):
+    seen: dict[str, Path] = {}
+    for path in [*user_profile_paths(), *shipped_profile_paths()]:
+        if path.stem in seen:
+            out.append(
+                (
+                    path,
+                    ProfileShadowed(
+                        f"{path} is hidden by your {seen[path.stem]} of the same name, which "
+                        "is used instead; rename yours to see both."
+                    ),
+                )
+            )
+            continue
+        seen[path.stem] = path
         try:
             out.append((path, load_profile(path)))
         except ProfileError as exc:

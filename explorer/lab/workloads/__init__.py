@@ -14,6 +14,7 @@ KINDS = {
     "toast": "toast",
     "file-extension": "file_extension",
     "index-bloat": "index_bloat",
+    "sql": "sql",
 }
 """Profile `workload` value → module in this package."""
 

@@ -1,0 +1,379 @@
+"""Your own load: the tables, data and SQL a profile describes, under the same knobs.
+
+The profile declares tables (created by pgwx in its own schema, for every trial), an optional
+prepare step that makes the data once per run (a query, a file, or rows read from one of the
+user's tables inside a READ ONLY transaction), timed phases (an SQL script, a COPY of the
+prepared data, or a pgbench script), and a verify query. pgwx applies the variant's table kind
+to the tables that follow it, its foreign-key timing to the declared FKs that follow it, and
+its TOAST setting to the named columns; the user never writes one DDL per variant.
+
+The user's schemas are only read: the workload's session runs with `search_path = pgwx_lab`,
+so an unqualified name can only mean one of pgwx's tables, and everything pgwx creates goes
+when the runner drops its schema (or with the session, for TEMPORARY tables). A phase whose
+SQL fails ends its trial with the server's one-line message; the run goes on.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import asyncpg
+
+from explorer.lab.sql import SCHEMA, create_table_sql, fk_clause, table_name, toast_sql
+from explorer.lab.workloads.base import Params, TrialContext, Workload, WorkloadError
+from explorer.lab.workloads.file_extension import parse_pgbench, pgbench_conninfo
+from explorer.lab.workloads.sql_guard import (
+    other_schemas,
+    outside_write,
+    pgbench_as_sql,
+    refusal,
+)
+from explorer.lab.workloads.sql_spec import (
+    ForeignKeySpec,
+    PhaseSpec,
+    SqlParams,
+    TableSpec,
+    field_name,
+    mentions,
+    split_statements,
+    substitute,
+)
+from explorer.models import Capabilities, FkTiming, Knobs, TableKind, Toast
+from explorer.server.connect import APP_PREFIX, Target
+
+PREPARED = "prepared.copy"
+"""The prepared data in the run's workdir (COPY text format)."""
+ROWS = re.compile(r"^(?:INSERT \d+|UPDATE|DELETE|SELECT|COPY|MERGE|MOVE|FETCH) (\d+)$")
+
+
+def status_rows(status: str | None) -> int | None:
+    """Rows from a command tag ("INSERT 0 500" → 500); None for tags without a count."""
+    match = ROWS.match((status or "").strip())
+    return int(match.group(1)) if match else None
+
+
+def one_line(exc: asyncpg.PostgresError) -> str:
+    """The server's message on one line."""
+    lines = str(exc).strip().splitlines()
+    return lines[0].strip() if lines else type(exc).__name__
+
+
+class SqlWorkload(Workload):
+    """Tables, data and timed SQL / COPY / pgbench phases described by the profile itself."""
+
+    kind = "sql"
+    title = "Your own tables and SQL, under the same knobs"
+    params_model = SqlParams
+    params: SqlParams
+
+    def __init__(self, params: Params) -> None:
+        super().__init__(params)
+        self._data: Path | None = None
+        self._rows: int | None = None
+        """Rows of the prepared data, when known (the COPY phases' expected rows)."""
+
+    # ------------------------------------------------------------------ what a variant does
+    def kind_of(self, table: TableSpec, knobs: Knobs) -> TableKind:
+        """The table's kind in this variant."""
+        return knobs.table_kind if table.table_kind else TableKind.LOGGED
+
+    def declared(self, name: str) -> TableSpec:
+        """A declared table by name."""
+        return next(t for t in self.params.tables if t.name == name)
+
+    def names(self, knobs: Knobs) -> dict[str, str]:
+        """What `{name}` stands for in this variant: tables, sizes, constants, schema."""
+        out = {k: str(v) for k, v in self.params.constants.items()}
+        out.update({k: str(v) for k, v in self.params.sizes.items()})
+        out["schema"] = SCHEMA
+        for t in self.params.tables:
+            out[t.name] = table_name(t.name, self.kind_of(t, knobs))
+        return out
+
+    def fk_timing(self, fk: ForeignKeySpec, knobs: Knobs) -> FkTiming:
+        """The FK's timing in this variant."""
+        return knobs.fk if fk.follows_knob else FkTiming.IMMEDIATE
+
+    def create_steps(self, knobs: Knobs) -> list[str]:
+        """CREATE TABLE / SET COMPRESSION / CREATE INDEX statements, in order, for a variant."""
+        names = self.names(knobs)
+        steps: list[str] = []
+        for t in self.params.tables:
+            kind = self.kind_of(t, knobs)
+            columns = substitute(t.columns.strip(), names)
+            for fk in t.foreign_keys:
+                clause = fk_clause(
+                    self.fk_timing(fk, knobs), f"{names[fk.ref_table]} ({fk.ref_columns})"
+                )
+                if clause:
+                    columns += f", FOREIGN KEY ({fk.columns}){clause}"
+            steps.append(create_table_sql(t.name, columns, kind, with_=t.with_))
+            steps += [toast_sql(knobs.toast, names[t.name], col) for col in t.toast]
+            steps += [
+                f"CREATE INDEX ON {names[t.name]} {substitute(ix, names)}" for ix in t.indexes
+            ]
+        return steps
+
+    def fk_steps(self, knobs: Knobs) -> dict[str, list[tuple[str, str]]]:
+        """Phase name → timed (phase, SQL) steps that add FKs after it (after-load, not-valid)."""
+        names = self.names(knobs)
+        late = [
+            (t, i, fk)
+            for t in self.params.tables
+            for i, fk in enumerate(t.foreign_keys, start=1)
+            if self.fk_timing(fk, knobs) in (FkTiming.AFTER_LOAD, FkTiming.NOT_VALID)
+        ]
+        out: dict[str, list[tuple[str, str]]] = {}
+        for t, i, fk in late:
+            timing = self.fk_timing(fk, knobs)
+            constraint = f"pgwx_fk_{t.name}_{i}"
+            tag = "" if len(late) == 1 else f"-{t.name}-{i}"
+            add = (
+                f"ALTER TABLE {names[t.name]} ADD CONSTRAINT {constraint} FOREIGN KEY "
+                f"({fk.columns}) REFERENCES {names[fk.ref_table]} ({fk.ref_columns})"
+            )
+            steps = [(f"add-fk{tag}", add)]
+            if timing is FkTiming.NOT_VALID:
+                steps = [
+                    (f"add-fk{tag}", add + " NOT VALID"),
+                    (
+                        f"validate-fk{tag}",
+                        f"ALTER TABLE {names[t.name]} VALIDATE CONSTRAINT {constraint}",
+                    ),
+                ]
+            out.setdefault(fk.add_after or self.params.phases[-1].name, []).extend(steps)
+        return out
+
+    def describe(self, knobs: Knobs) -> list[str]:
+        """What a trial of this variant does, one line per step (for `pgwx check`)."""
+        names = self.names(knobs)
+        lines = [f"create: {' '.join(s.split())}" for s in self.create_steps(knobs)]
+        if self.params.setup.strip():
+            lines.append("setup (untimed): the setup SQL")
+        after = self.fk_steps(knobs)
+        for p in self.params.phases:
+            if p.kind == "copy":
+                what = f"COPY the prepared data into {names[p.copy_ or '']}"
+            elif p.kind == "pgbench":
+                amount = (
+                    f"{p.duration:g} s" if p.duration else f"{p.transactions} transactions each"
+                )
+                what = f"pgbench, {p.clients} client(s), {amount}"
+            else:
+                what = "SQL" + (" in one transaction, COMMIT timed apart" if p.commit_apart else "")
+            lines.append(f"phase {p.name}: {what}")
+            lines += [f"phase {name}: {sql}" for name, sql in after.get(p.name, [])]
+        if self.params.verify.strip():
+            lines.append("verify: the verify query, into the notes")
+        return lines
+
+    def statements(self, names: dict[str, str]) -> list[tuple[tuple[Any, ...], str]]:
+        """(TOML location, statement) of every SQL statement the profile holds, in order."""
+        p = self.params
+        out: list[tuple[tuple[Any, ...], str]] = []
+
+        def add(loc: tuple[Any, ...], script: str) -> None:
+            out.extend((loc, s) for s in split_statements(substitute(script, names)))
+
+        query = self.prepare_query()
+        if query is not None and p.prepare is not None:
+            add(("params", "prepare", p.prepare.kind), query)
+        add(("params", "setup"), p.setup)
+        for i, phase in enumerate(p.phases):
+            if phase.sql is not None:
+                add(("params", "phases", i, "sql"), phase.sql)
+            if phase.pgbench is not None:
+                add(("params", "phases", i, "pgbench"), pgbench_as_sql(phase.pgbench))
+        add(("params", "verify"), p.verify)
+        return out
+
+    async def guard(self, db: asyncpg.Connection, names: dict[str, str]) -> None:
+        """Refuse, before any of it runs, SQL that would write outside pgwx's schema."""
+        schemas = await other_schemas(db)
+        for loc, statement in self.statements(names):
+            written = await outside_write(db, statement, schemas)
+            if written:
+                raise WorkloadError(refusal(field_name(loc), written))
+
+    # ------------------------------------------------------------------ availability
+    def unavailable_reason(self, knobs: Knobs, caps: Capabilities) -> str | None:
+        p = self.params
+        if knobs.pregrown or knobs.load_in_create_txn:
+            return "the sql workload has no pre-grown or create-in-transaction load"
+        following = [t for t in p.tables if t.table_kind]
+        if knobs.table_kind is not TableKind.LOGGED and not following:
+            return "no declared table follows table_kind (table_kind = false on every one)"
+        if knobs.fk is not FkTiming.NONE and not any(
+            fk.follows_knob for t in p.tables for fk in t.foreign_keys
+        ):
+            return "the fk knob is set but no declared foreign key follows it"
+        if knobs.toast is not Toast.PGLZ and not any(t.toast for t in p.tables):
+            return "the toast knob is set but no table names a column in toast = [...]"
+        if knobs.table_kind is TableKind.TEMPORARY:
+            for phase in p.phases:
+                used = [
+                    t.name for t in following if phase.pgbench and mentions(phase.pgbench, t.name)
+                ]
+                if used:
+                    return (
+                        f"TEMPORARY tables live in one session, and phase {phase.name} loads "
+                        f"{used[0]} through pgbench's own sessions"
+                    )
+        for t in p.tables:
+            for fk in t.foreign_keys:
+                if fk.ref_table == t.name:
+                    continue
+                mine, theirs = (
+                    self.kind_of(t, knobs),
+                    self.kind_of(self.declared(fk.ref_table), knobs),
+                )
+                temp = TableKind.TEMPORARY
+                if (mine is temp) != (theirs is temp) or (
+                    mine is TableKind.LOGGED and theirs is TableKind.UNLOGGED
+                ):
+                    return (
+                        f"a {mine.value} {t.name} cannot have a foreign key onto a "
+                        f"{theirs.value} {fk.ref_table} (set table_kind alike on both)"
+                    )
+        return None
+
+    def relations(self, knobs: Knobs) -> list[str]:
+        return [
+            table_name(t.name, self.kind_of(t, knobs))
+            for t in self.params.tables
+            if self.kind_of(t, knobs) is not TableKind.TEMPORARY
+        ]
+
+    # ------------------------------------------------------------------ running
+    def prepare_query(self) -> str | None:
+        """The query that makes the data (prepare sql or source); None for a file."""
+        prep = self.params.prepare
+        if prep is None or prep.file is not None:
+            return None
+        if prep.sql is not None:
+            return substitute(prep.sql.strip().rstrip(";"), self.names(Knobs()))
+        order = f" ORDER BY {prep.order_by}" if prep.order_by else ""
+        return f"SELECT {prep.columns} FROM {prep.source}{order} LIMIT {prep.limit}"
+
+    async def prepare(self, target: Target, caps: Capabilities, workdir: Path) -> None:
+        prep = self.params.prepare
+        if prep is None:
+            return
+        if prep.file is not None:
+            self._data = Path(prep.file)
+            if not self._data.is_file():
+                raise WorkloadError(f"the prepare file {prep.file} does not exist")
+            return
+        query = self.prepare_query()
+        assert query is not None
+        path = workdir / PREPARED
+        conn = await target.connect("prepare")
+        try:
+            await conn.execute(f"SET search_path = {SCHEMA}")
+            # READ ONLY: a source table (or any query) can read the user's data, never write it.
+            async with conn.transaction(readonly=True):
+                self._rows = status_rows(await conn.copy_from_query(query, output=str(path)))
+        except asyncpg.PostgresError as exc:
+            raise WorkloadError(f"prepare failed: {one_line(exc)}") from None
+        finally:
+            await conn.close()
+        self._data = path
+
+    async def trial(self, ctx: TrialContext) -> None:
+        db, knobs = ctx.db, ctx.knobs
+        names = self.names(knobs)
+        await db.execute(f"SET search_path = {SCHEMA}")
+        drop = ", ".join(names[t.name] for t in reversed(self.params.tables))
+        await db.execute(f"DROP TABLE IF EXISTS {drop} CASCADE")
+        for step in self.create_steps(knobs):
+            await self._run(db, "create", step)
+        await self.guard(db, names)
+        if self.params.setup.strip():
+            await self._run(db, "setup", substitute(self.params.setup, names))
+        await ctx.settle()
+        after = self.fk_steps(knobs)
+        for phase in self.params.phases:
+            await self._phase(ctx, phase, names)
+            for name, sql in after.get(phase.name, []):
+                async with ctx.phase(name):
+                    await self._run(db, name, sql)
+        if self.params.verify.strip():
+            row = await self._fetchrow(db, substitute(self.params.verify, names))
+            if row is not None and ctx.phases:
+                ctx.phases[-1].detail["verify"] = ", ".join(
+                    f"{k}={v.decode(errors='replace') if isinstance(v, bytes) else v}"
+                    for k, v in row.items()
+                )
+        await db.execute(f"DROP TABLE IF EXISTS {drop} CASCADE")
+
+    async def _phase(self, ctx: TrialContext, phase: PhaseSpec, names: dict[str, str]) -> None:
+        db = ctx.db
+        if phase.kind == "copy":
+            assert self._data is not None and phase.copy_ is not None, "prepare() made the data"
+            table = self.declared(phase.copy_)
+            temp = self.kind_of(table, ctx.knobs) is TableKind.TEMPORARY
+            prep = self.params.prepare
+            fmt = prep.format if prep is not None and prep.file is not None else "text"
+            async with ctx.phase(phase.name, expected_rows=self._rows) as ph:
+                try:
+                    status = await db.copy_to_table(
+                        table.name,
+                        source=str(self._data),
+                        schema_name="pg_temp" if temp else SCHEMA,
+                        format=fmt,
+                        header=bool(prep and prep.file and prep.header) or None,
+                    )
+                except asyncpg.PostgresError as exc:
+                    raise WorkloadError(f"phase {phase.name}: {one_line(exc)}") from None
+                ph.rows = status_rows(status)
+        elif phase.kind == "pgbench":
+            await self._pgbench(ctx, phase, names)
+        else:
+            script = substitute(phase.sql or "", names)
+            if phase.commit_apart:
+                await db.execute("BEGIN")
+            async with ctx.phase(phase.name) as ph:
+                ph.rows = status_rows(await self._run(db, phase.name, script))
+            if phase.commit_apart:
+                async with ctx.phase(f"{phase.name}-commit"):
+                    await self._run(db, f"{phase.name}-commit", "COMMIT")
+
+    async def _pgbench(self, ctx: TrialContext, phase: PhaseSpec, names: dict[str, str]) -> None:
+        script = ctx.workdir / f"pgbench-{phase.name}.sql"
+        script.write_text(substitute(phase.pgbench or "", names))
+        args = ["pgbench", "-n", "-c", str(phase.clients), "-j", str(min(phase.clients, 2))]
+        if phase.duration:
+            args += ["-T", str(max(1, round(phase.duration)))]
+        else:
+            args += ["-t", str(phase.transactions)]
+        args += ["-f", str(script), pgbench_conninfo(ctx.target.dsn, f"{APP_PREFIX}-work-pgbench")]
+        async with ctx.phase(phase.name) as ph:
+            try:
+                facts = parse_pgbench(await ctx.run_tool(args))
+            except WorkloadError as exc:
+                raise WorkloadError(f"phase {phase.name}: {exc}") from None
+            ph.rows = facts.pop("done")
+            ph.detail.update(facts)
+
+    @staticmethod
+    async def _run(db: asyncpg.Connection, step: str, sql: str) -> str:
+        try:
+            return str(await db.execute(sql))
+        except asyncpg.PostgresError as exc:
+            raise WorkloadError(f"{_step_label(step)}: {one_line(exc)}") from None
+
+    @staticmethod
+    async def _fetchrow(db: asyncpg.Connection, sql: str) -> Any:
+        try:
+            return await db.fetchrow(sql)
+        except asyncpg.PostgresError as exc:
+            raise WorkloadError(f"verify: {one_line(exc)}") from None
+
+
+def _step_label(step: str) -> str:
+    return step if step in ("create", "setup") else f"phase {step}"
+
+
+WORKLOAD = SqlWorkload
