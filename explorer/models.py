@@ -250,6 +250,7 @@ class TrialStats(BaseModel):
     """Samples counted."""
     wal_bytes: int = 0
     """WAL inserted, from the insert LSN (live mid-statement)."""
+    # pg_stat_wal's view of the same window: published only when backends go idle.
     wal_records: int | None = None
     """pg_stat_wal records; None where the server lacks the view."""
     wal_fpi: int | None = None

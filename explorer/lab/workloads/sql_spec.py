@@ -140,6 +140,11 @@ class PhaseSpec(_Spec):
     commit_apart: bool = False
     """sql: run it in one transaction and time its COMMIT as a phase "<name>-commit"."""
 
+    @property
+    def kind(self) -> str:
+        """sql, copy or pgbench."""
+        return "sql" if self.sql is not None else "copy" if self.copy_ is not None else "pgbench"
+
     @model_validator(mode="after")
     def _one_kind(self) -> PhaseSpec:
         given = [k for k in ("sql", "copy_", "pgbench") if getattr(self, k) is not None]
@@ -152,11 +157,6 @@ class PhaseSpec(_Spec):
         if self.commit_apart and self.sql is None:
             raise ValueError("commit_apart is for sql phases only")
         return self
-
-    @property
-    def kind(self) -> str:
-        """sql, copy or pgbench."""
-        return "sql" if self.sql is not None else "copy" if self.copy_ is not None else "pgbench"
 
 
 class SqlParams(Params):
