@@ -138,7 +138,9 @@ def collect_restore(
             print(f"  {trial.variant} #{trial.repeat}: pg_restore's lines not in the log")
             continue
         if polled:
-            out["commit-polled"].pairs.append((p["commit"].seconds, commit.seconds))
+            out[f"commit-polled-{trial.variant}"].pairs.append(
+                (p["commit"].seconds, commit.seconds)
+            )
             continue
         out["load"].pairs.append((p["load"].seconds, copy.seconds))
         out["commit"].pairs.append((p["commit"].seconds, commit.seconds))
@@ -149,17 +151,17 @@ def collect_restore(
                 win = w.windows[(trial.variant, trial.repeat, name)]
                 line = one(w.lines(win.start, win.end), MAIN_APP, "ALTER")
                 if line:
-                    out[name].pairs.append((p[name].seconds, line.seconds))
+                    out[f"{name}-{trial.variant}"].pairs.append((p[name].seconds, line.seconds))
 
 
 def report(out: dict[str, Comparison]) -> None:
     print(
-        f"\n{'phase':<44} {'n':>2} {'pgwx s':>9} {'log s':>9} {'ratio':>7} "
+        f"\n{'phase':<48} {'n':>2} {'pgwx s':>9} {'log s':>9} {'ratio':>7} "
         f"{'max |diff|':>10}  goal (1 % or 10 ms)"
     )
     for comp in out.values():
         if not comp.pairs:
-            print(f"{comp.label:<44}  no pairs")
+            print(f"{comp.label:<48}  no pairs")
             continue
         ratios = [a / b if b else float("inf") for a, b in comp.pairs]
         diffs = [abs(a - b) for a, b in comp.pairs]
@@ -169,7 +171,7 @@ def report(out: dict[str, Comparison]) -> None:
         )
         label = comp.label + (" (circular)" if comp.circular else "")
         print(
-            f"{label:<44} {len(comp.pairs):>2} "
+            f"{label:<48} {len(comp.pairs):>2} "
             f"{statistics.median(a for a, _ in comp.pairs):>9.4f} "
             f"{statistics.median(b for _, b in comp.pairs):>9.4f} "
             f"{statistics.median(ratios):>7.4f} {max(diffs) * 1000:>8.1f} ms  "
@@ -186,9 +188,11 @@ async def measure(server: LocalServer, args: argparse.Namespace) -> None:
         "load": Comparison("restore load (client - COMMIT) vs COPY"),
         "commit": Comparison("restore commit vs COMMIT", circular=True),
         "restore-total": Comparison("restore client total vs pg_restore's stmts"),
-        "commit-polled": Comparison("restore commit, not owned (polled) vs COMMIT"),
-        "add-fk": Comparison("add-fk vs ALTER TABLE ADD FOREIGN KEY"),
-        "validate-fk": Comparison("validate-fk vs ALTER TABLE VALIDATE"),
+        "commit-polled-immediate": Comparison("immediate commit, polled (not owned) vs COMMIT"),
+        "commit-polled-deferred": Comparison("deferred commit, polled (not owned) vs COMMIT"),
+        "add-fk-after-load": Comparison("after-load add-fk vs ALTER … ADD FOREIGN KEY"),
+        "add-fk-not-valid": Comparison("not-valid add-fk vs ALTER … NOT VALID"),
+        "validate-fk-not-valid": Comparison("not-valid validate-fk vs ALTER … VALIDATE"),
     }
     print("durability (defaults) …", flush=True)
     record, w = await run(owned, "durability", ["defaults"], args, server.log_file)
@@ -204,7 +208,7 @@ async def measure(server: LocalServer, args: argparse.Namespace) -> None:
     for trial in record.trials:
         if trial.status == "ok":
             c = next(ph for ph in trial.phases if ph.name == "commit")
-            print(f"  polled {trial.variant}: {c.detail.get('commit_resolution')}")
+            print(f"  polled {trial.variant}: commit_resolution={c.detail['commit_resolution']}")
     report(out)
     print(f"\nload average at the end: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
 
