@@ -21,6 +21,7 @@ from textual.message import Message
 from textual.widget import Widget
 from textual.worker import Worker, WorkerCancelled, WorkerFailed, WorkerState
 
+from explorer.lab.limits import check_sizes
 from explorer.lab.replay import ReplaySource
 from explorer.lab.runner import one_sentence
 from explorer.lab.runstate import RunView
@@ -211,6 +212,7 @@ class RunController(Widget):
 
         assert self.target is not None
         app = self.pgwx
+        check_sizes(profile, scale=scale)  # one sentence in the log, before any server work
         options = RunOptions(
             scale=scale, allow_risky=app.allow_risky, sample_interval=app.sample_interval
         )
