@@ -170,7 +170,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     """`pgwx run PROFILE`: the matrix, progress on stderr, the table on stdout."""
     from explorer.lab.runner import Runner, RunOptions, select_variants
 
-    profile = load_profile(args.profile)
+    profile = load_profile(args.profile, lambda m: print(f"pgwx: {m}", file=sys.stderr))
     # A bad --variant or an absurd size fails here, before any server work.
     chosen = select_variants(profile, args.variants)
     estimate = check_sizes(

@@ -268,3 +268,10 @@ async def test_app_with_a_bad_dsn_shows_the_failure_and_keeps_running(tmp_path: 
 def _text(widget: object) -> str:
     lines = getattr(widget, "lines", [])
     return "\n".join(getattr(line, "text", str(line)) for line in lines)
+
+
+def test_profile_that_is_not_utf8(cli: Callable[..., Any], tmp_path: Path) -> None:
+    path = tmp_path / "latin1.toml"
+    path.write_bytes('title = "Größe"\nworkload = "toast"\n'.encode("latin-1"))
+    proc = cli("run", str(path))
+    assert_one_sentence(proc, tmp_path, str(path), "not UTF-8")

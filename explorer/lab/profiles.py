@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Callable
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -24,12 +25,23 @@ def profiles_dir() -> Path:
     return Path(__file__).resolve().parents[1] / "_profiles"
 
 
-def find_profile(ref: str) -> Path:
-    """A path as given, or the name of a shipped profile."""
+def find_profile(ref: str, notice: Callable[[str], None] | None = None) -> Path:
+    """A path as given, or the name of a shipped profile.
+
+    Args:
+        ref: A file path, or a shipped profile's name.
+        notice: Told, in one line, when a file in the working directory has the name of a
+            shipped profile and is used instead of it.
+    """
     path = Path(ref)
-    if path.is_file():
-        return path
     shipped = profiles_dir() / f"{ref.removesuffix('.toml')}.toml"
+    if path.is_file():
+        if notice is not None and shipped.is_file() and path.resolve() != shipped.resolve():
+            notice(
+                f"using the file {path.resolve()}, not the shipped profile {shipped.stem} "
+                f"(rename the file, or give {shipped} to use the shipped one)"
+            )
+        return path
     if shipped.is_file():
         return shipped
     names = ", ".join(p.stem for p in sorted(profiles_dir().glob("*.toml")))
@@ -43,11 +55,21 @@ def _where(loc: tuple[int | str, ...]) -> str:
     return out or "(top level)"
 
 
-def load_profile(ref: str | Path) -> Profile:
-    """Read, parse and validate one profile, workload parameters included."""
-    path = find_profile(str(ref))
+def load_profile(ref: str | Path, notice: Callable[[str], None] | None = None) -> Profile:
+    """Read, parse and validate one profile, workload parameters included.
+
+    Args:
+        ref: A file path, or a shipped profile's name.
+        notice: Told when a local file shadows a shipped profile (see `find_profile`).
+    """
+    path = find_profile(str(ref), notice)
     try:
-        data = tomllib.loads(path.read_text())
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ProfileError(
+            f"{path}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset "
+            f"{exc.start}); save it as UTF-8."
+        ) from None
     except tomllib.TOMLDecodeError as exc:
         raise ProfileError(f"{path}: not valid TOML ({exc}).") from None
     except OSError as exc:
