@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from explorer.lab.results import ResultStore
 from explorer.server.connect import LIBPQ_ENV, Target
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -71,6 +72,13 @@ def assert_one_sentence(
         assert word in err, err
     assert not list((tmp_path / "tmp").glob("pgwx-run-*")), "scratch directory left behind"
     # Nothing stored: no run, and no undo journal.
+    results = tmp_path / "results.sqlite"
+    if results.exists():
+        store = ResultStore(results)
+        try:
+            assert store.list_runs() == []
+        finally:
+            store.close()
     journals = list((tmp_path / "state").glob("undo-*")) if (tmp_path / "state").exists() else []
     assert not journals
 
@@ -245,7 +253,6 @@ def test_wrong_password(
 
 
 async def test_app_with_a_bad_dsn_shows_the_failure_and_keeps_running(tmp_path: Path) -> None:
-    from explorer.lab.results import ResultStore
     from explorer.tui.app import PgwxApp
 
     store = ResultStore(tmp_path / "r.sqlite")
