@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from explorer import paths
-from explorer.errors import PgwxError, UsageError
+from explorer.errors import PgwxError
+from explorer.lab.limits import MAX_BYTES, MAX_ROWS, check_sizes
 from explorer.lab.profiles import ProfileError, ProfileShadowed, list_profiles, load_profile
 from explorer.lab.report import FORMATS, render
 from explorer.lab.results import ResultStore
@@ -43,17 +44,25 @@ LOG_NAME = "pgwx.log"
 log = logging.getLogger("explorer")
 
 
-def _server_args(p: argparse.ArgumentParser) -> None:
+def _server_args(p: argparse.ArgumentParser, *, sub: bool = False) -> None:
+    """--dsn, --data-dir, --keep-server: accepted before the command and after it.
+
+    In a subcommand they default to SUPPRESS, so one given before the command (`pgwx --dsn
+    URL run …`) is not overwritten by the subcommand's empty default.
+    """
+    given: dict[str, Any] = {"default": argparse.SUPPRESS} if sub else {}
     p.add_argument(
         "--dsn",
         help="connection string of your server (password is never shown); "
         "without it and without PGHOST/PGSERVICE…, pgwx starts its bundled PG 18",
+        **given,
     )
-    p.add_argument("--data-dir", type=Path, help="cluster directory of the bundled server")
+    p.add_argument("--data-dir", type=Path, help="cluster directory of the bundled server", **given)
     p.add_argument(
         "--keep-server",
         action="store_true",
         help="leave the bundled server running when pgwx exits",
+        **given,
     )
 
 
@@ -79,7 +88,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = sub.add_parser("run", help="run a profile's matrix headless and print the table")
     run.add_argument("profile", help="a profile name (see `pgwx profiles`) or a .toml path")
-    _server_args(run)
+    _server_args(run, sub=True)
     run.add_argument("--scale", type=float, default=1.0, help="multiply the profile's sizes")
     run.add_argument("--repeats", type=int, help="override the profile's repeats")
     run.add_argument(
@@ -92,7 +101,14 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--allow-risky",
         action="store_true",
+        default=argparse.SUPPRESS,
         help="allow fsync/full_page_writes off on a server pgwx does not own",
+    )
+    run.add_argument(
+        "--allow-large",
+        action="store_true",
+        help=f"run even when one trial is estimated over {MAX_ROWS:,} rows or "
+        f"{human_bytes(MAX_BYTES)}",
     )
     run.add_argument("--no-sample", action="store_true", help="do not run the stats sampler")
     run.add_argument("--settle", type=float, help="seconds to pause after each CHECKPOINT")
@@ -117,7 +133,7 @@ def build_parser() -> argparse.ArgumentParser:
     _server_args(chk)
     srv = sub.add_parser("server", help="start, stop or show the bundled server")
     srv.add_argument("action", choices=["start", "stop", "status"])
-    srv.add_argument("--data-dir", type=Path)
+    srv.add_argument("--data-dir", type=Path, default=argparse.SUPPRESS)
     return parser
 
 
@@ -160,13 +176,20 @@ def cmd_run(args: argparse.Namespace) -> int:
     """`pgwx run PROFILE`: the matrix, progress on stderr, the table on stdout."""
     from explorer.lab.runner import Runner, RunOptions, select_variants
 
-    profile = load_profile(args.profile)
-    select_variants(profile, args.variants)  # a bad --variant fails before any server work
-    if args.scale <= 0:
-        raise UsageError("--scale must be greater than 0.")
-    if args.repeats is not None and args.repeats < 1:
-        raise UsageError("--repeats must be 1 or more.")
+    profile = load_profile(args.profile, lambda m: print(f"pgwx: {m}", file=sys.stderr))
+    # A bad --variant or an absurd size fails here, before any server work.
+    chosen = select_variants(profile, args.variants)
+    estimate = check_sizes(
+        profile,
+        scale=args.scale,
+        repeats=args.repeats,
+        settle=args.settle,
+        variants=len(chosen),
+        allow_large=args.allow_large,
+    )
     say = Progress()
+    if estimate.large:
+        say._print(f"{profile.name} at --scale {args.scale:g}: {estimate.describe()}")
     store = ResultStore()
     options = RunOptions(
         scale=args.scale,

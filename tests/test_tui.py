@@ -86,7 +86,7 @@ async def test_run_variant_fills_the_results(pg18: Target, store: ResultStore) -
         await pilot.pause(0.2)
         assert table.row_count > 0
         first = table.get_row_at(0)
-        assert first[0] == "unlogged"
+        assert str(first[0]) == "unlogged"
         assert not panel.locked
         record = store.load("latest")
         assert record.status == "finished"

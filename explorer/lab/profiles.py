@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import re
 import tomllib
+from collections.abc import Callable
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -67,16 +68,29 @@ def profiles_dir() -> Path:
     return Path(__file__).resolve().parents[1] / "_profiles"
 
 
-def find_profile(ref: str) -> Path:
-    """A path as given, or the name of a shipped profile."""
+def find_profile(ref: str, notice: Callable[[str], None] | None = None) -> Path:
+    """A path as given, or the name of a shipped profile.
+
+    Args:
+        ref: A file path, or a shipped profile's name.
+        notice: Told, in one line, when a file in the working directory has the name of a
+            shipped profile and is used instead of it.
+    """
     path = Path(ref)
-    if path.is_file():
-        return path
+    shipped = {p.stem: p for p in shipped_profile_paths()}
     stem = ref.removesuffix(".toml")
-    for candidate in [*user_profile_paths(), *shipped_profile_paths()]:
+    if path.is_file():
+        twin = shipped.get(path.stem)
+        if notice is not None and twin is not None and path.resolve() != twin.resolve():
+            notice(
+                f"using the file {path.resolve()}, not the shipped profile {twin.stem} "
+                f"(rename the file, or give {twin} to use the shipped one)"
+            )
+        return path
+    for candidate in [*user_profile_paths(), *shipped.values()]:
         if candidate.stem == stem:
             return candidate
-    names = ", ".join(p.stem for p in shipped_profile_paths())
+    names = ", ".join(shipped)
     raise ProfileError(f"No profile {ref!r}: give a .toml path or one of: {names}.")
 
 
@@ -93,12 +107,22 @@ def _where(loc: tuple[int | str, ...]) -> str:
     return out or "(top level)"
 
 
-def load_profile(ref: str | Path) -> Profile:
-    """Read, parse and validate one profile, workload parameters included."""
-    path = find_profile(str(ref))
+def load_profile(ref: str | Path, notice: Callable[[str], None] | None = None) -> Profile:
+    """Read, parse and validate one profile, workload parameters included.
+
+    Args:
+        ref: A file path, or a shipped profile's name.
+        notice: Told when a local file shadows a shipped profile (see `find_profile`).
+    """
+    path = find_profile(str(ref), notice)
     try:
-        text = path.read_text()
+        text = path.read_text(encoding="utf-8")
         data = tomllib.loads(text)
+    except UnicodeDecodeError as exc:
+        raise ProfileError(
+            f"{path}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset "
+            f"{exc.start}); save it as UTF-8."
+        ) from None
     except tomllib.TOMLDecodeError as exc:
         raise ProfileError(f"{path}: not valid TOML ({exc}).") from None
     except OSError as exc:

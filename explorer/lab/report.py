@@ -201,16 +201,33 @@ def _fmt_stat(key: str, value: Any) -> str:
     return str(value)
 
 
+def md_cell(text: object) -> str:
+    """Run data as literal text in a markdown table cell: `\\` and `|` escaped, one line."""
+    out = str(text).replace("\\", "\\\\").replace("|", "\\|")
+    return " ".join(out.splitlines())
+
+
+CSV_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+"""A cell starting with one of these is a formula to a spreadsheet (CSV injection)."""
+
+
+def csv_cell(value: Any) -> Any:
+    """A text cell a spreadsheet reads as text: `'` before a leading = + - @ tab or CR."""
+    if isinstance(value, str) and value.startswith(CSV_FORMULA_START):
+        return "'" + value
+    return value
+
+
 def to_markdown(record: RunRecord) -> str:
     """The table as an article would print it, plus the settings in force."""
     p = record.profile
     caps = record.server.capabilities
     lines = [
-        f"## {p.title}",
+        f"## {md_cell(p.title)}",
         "",
         f"run {record.id} · {record.status} · PostgreSQL {caps.version} · "
-        f"{record.server.dsn_masked} · scale {record.scale:g} · baseline "
-        f"{p.baseline_name()}",
+        f"{md_cell(record.server.dsn_masked)} · scale {record.scale:g} · baseline "
+        f"{md_cell(p.baseline_name())}",
         "",
     ]
     header = [
@@ -233,16 +250,16 @@ def to_markdown(record: RunRecord) -> str:
     lines.append("|" + "|".join("---" for _ in header) + "|")
     for r in summarize(record):
         cells = [
-            r.variant,
-            r.phase,
+            md_cell(r.variant),
+            md_cell(r.phase),
             str(r.n),
             _fmt_s(r.min),
             _fmt_s(r.median),
             _fmt_s(r.max),
             _fmt_ratio(r),
             "" if r.rows is None else str(r.rows),
-            *(_fmt_stat(k, r.stats.get(k)) for k in STAT_COLUMNS),
-            r.note.replace("|", "/"),
+            *(md_cell(_fmt_stat(k, r.stats.get(k))) for k in STAT_COLUMNS),
+            md_cell(r.note),
         ]
         lines.append("| " + " | ".join(cells) + " |")
     common, differ = settings_table(record)
@@ -250,7 +267,9 @@ def to_markdown(record: RunRecord) -> str:
     if differ and any(differ.values()):
         lines.append("Settings in force that differ between variants:")
         for variant, values in differ.items():
-            lines.append(f"- {variant}: " + ", ".join(f"{k}={v}" for k, v in values.items()))
+            lines.append(
+                f"- {md_cell(variant)}: " + ", ".join(f"{k}={v}" for k, v in values.items())
+            )
     if common:
         lines.append(
             "Settings common to all variants: " + ", ".join(f"{k}={v}" for k, v in common.items())
@@ -289,7 +308,7 @@ def to_csv(record: RunRecord) -> str:
     ]
     writer = csv.DictWriter(buf, fieldnames=fields, extrasaction="ignore")
     writer.writeheader()
-    writer.writerows(rows)
+    writer.writerows({k: csv_cell(v) for k, v in row.items()} for row in rows)
     return buf.getvalue()
 
 

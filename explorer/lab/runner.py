@@ -213,6 +213,16 @@ class Runner:
         Cancelling the task that awaits this cancels the statement on the server, undoes
         every knob, stores the run as cancelled and then re-raises CancelledError.
         """
+        workdir = Path(tempfile.mkdtemp(prefix="pgwx-run-"))
+        try:
+            return await self._run(emit, workdir)
+        finally:
+            # Every way out removes the scratch directory: finished, failed before the run
+            # began, cancelled, or cancelled again while the undo was still going.
+            shutil.rmtree(workdir, ignore_errors=True)
+
+    async def _run(self, emit: Callable[[Event], None] | None, workdir: Path) -> RunRecord:
+        """`run`, with the scratch directory made (and removed) by the caller."""
         self._emit_out = emit or (lambda _e: None)
         self._t0 = time.perf_counter()
         plan = self.plan()
@@ -258,7 +268,7 @@ class Runner:
         scope = RunScope(
             workload=workload,
             caps=caps,
-            workdir=Path(tempfile.mkdtemp(prefix="pgwx-run-")),
+            workdir=workdir,
             settings=ServerSettings(
                 self.target,
                 Journal(caps.system_identifier),
@@ -441,4 +451,3 @@ class Runner:
                 await step
             except Exception as exc:
                 self._notice(f"could not {what}: {one_sentence(exc)}", "error")
-        shutil.rmtree(scope.workdir, ignore_errors=True)

@@ -39,6 +39,16 @@ class Params(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     SCALED: ClassVar[tuple[str, ...]] = ()
+    ROW_BYTES: ClassVar[int] = 100
+    """Rough bytes one row takes on disk (heap tuple and its share of a page), for estimates."""
+
+    def estimate(self) -> tuple[int, int]:
+        """(rows, bytes) one trial writes: the SCALED counts summed, times ROW_BYTES.
+
+        A rough figure, meant to catch a mistyped --scale before it fills a disk.
+        """
+        rows = sum(int(getattr(self, name)) for name in self.SCALED)
+        return rows, rows * self.ROW_BYTES
 
     def scaled(self, scale: float) -> Params:
         """A copy with the size fields multiplied by `scale` (at least 1)."""

@@ -40,6 +40,8 @@ class BulkWriteParams(Params):
     """Size of the load."""
 
     SCALED: ClassVar[tuple[str, ...]] = ("rows",)
+    ROW_BYTES: ClassVar[int] = 120
+    """Pgbench_accounts-like rows: four narrow columns."""
     rows: int = Field(default=1_000_000, ge=1)
     """Rows copied and then updated (the article used 10,000,000, about 1.2 GB)."""
 

@@ -88,6 +88,8 @@ class RestoreParams(Params):
     """Size of the dump that every trial restores."""
 
     SCALED: ClassVar[tuple[str, ...]] = ("rows",)
+    ROW_BYTES: ClassVar[int] = 450
+    """Repeat('hoge', 100) and three narrow columns."""
     rows: int = Field(default=1_000_000, ge=1)
     """Child rows in the dump (the article used 1,000,000 of repeat('hoge', 100))."""
 

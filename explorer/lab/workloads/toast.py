@@ -46,6 +46,8 @@ class ToastParams(Params):
     """Size of the TOAST comparison."""
 
     SCALED: ClassVar[tuple[str, ...]] = ("rows",)
+    ROW_BYTES: ClassVar[int] = 16500
+    """16 KB of text before compression."""
     rows: int = Field(default=10_000, ge=1)
     """Rows of 16 KB text inserted (the article used 10,000)."""
 

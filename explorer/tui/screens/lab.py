@@ -352,7 +352,10 @@ class LabScreen(Screen[None]):
         choice = self.choice
         if choice is None or choice.profile is None or not self.can_start():
             return
-        variant = Variant(name=variant_name(choice.knobs), knobs=choice.knobs)
+        # Runs of one variant line up in one table: a new label must not take an old one's.
+        record = self.view.record
+        taken = {v.name: v.knobs for v in record.profile.variants} if record else {}
+        variant = Variant(name=variant_name(choice.knobs, taken), knobs=choice.knobs)
         profile = choice.profile.model_copy(update={"variants": [variant], "baseline": None})
         self._start(profile, choice.scale, single=True)
 

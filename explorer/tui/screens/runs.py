@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +22,7 @@ from textual.message import Message
 from textual.widget import Widget
 from textual.worker import Worker, WorkerCancelled, WorkerFailed, WorkerState
 
+from explorer.lab.limits import check_sizes
 from explorer.lab.replay import ReplaySource
 from explorer.lab.runner import one_sentence
 from explorer.lab.runstate import RunView
@@ -34,6 +36,7 @@ from explorer.models import (
     Profile,
     RunEnded,
     SampleTaken,
+    Variant,
 )
 from explorer.server.connect import Target
 
@@ -51,15 +54,37 @@ WORKER_WHAT = {
 """Worker name → what to call it in a one-sentence error."""
 
 
-def variant_name(knobs: Knobs) -> str:
-    """A short label of the knobs that differ from the defaults, e.g. 'unlogged sc=off'."""
+NAME_MAX: int = next(
+    m.max_length for m in Variant.model_fields["name"].metadata if hasattr(m, "max_length")
+)
+"""Longest variant name the store accepts (models.Variant)."""
+
+
+def shorten(name: str, limit: int = NAME_MAX) -> str:
+    """`name`, or its first `limit - 1` characters and an ellipsis: never silently cut."""
+    return name if len(name) <= limit else name[: limit - 1].rstrip() + "…"
+
+
+def variant_name(knobs: Knobs, taken: Mapping[str, Knobs] | None = None) -> str:
+    """A short label of the knobs that differ from the defaults, e.g. 'unlogged sc=off'.
+
+    Args:
+        knobs: The variant's knobs.
+        taken: Names already in the table and their knobs: a different variant that would
+            get the same label is numbered ('… #2') instead, so no two share a name.
+    """
     short = {
         "fk": "fk",
         "toast": "toast",
+        "load_in_create_txn": "same-txn",
+        "pregrown": "pregrown",
         "synchronous_commit": "sc",
         "fsync": "fsync",
         "full_page_writes": "fpw",
         "wal_level": "wal",
+        "temp_buffers": "tb",
+        "shared_buffers": "sb",
+        "track_io_timing": "tiot",
     }
     parts = [knobs.table_kind.value]
     for field, label in short.items():
@@ -67,7 +92,13 @@ def variant_name(knobs: Knobs) -> str:
         if value != Knobs.model_fields[field].default:
             shown = ("on" if value else "off") if isinstance(value, bool) else str(value)
             parts.append(f"{label}={getattr(value, 'value', shown)}")
-    return " ".join(parts)[:40]
+    full = " ".join(parts)
+    taken = taken or {}
+    name, number = shorten(full), 2
+    while name in taken and taken[name] != knobs:
+        suffix = f" #{number}"
+        name, number = shorten(full, NAME_MAX - len(suffix)) + suffix, number + 1
+    return name
 
 
 class RunController(Widget):
@@ -211,6 +242,7 @@ class RunController(Widget):
 
         assert self.target is not None
         app = self.pgwx
+        check_sizes(profile, scale=scale)  # one sentence in the log, before any server work
         options = RunOptions(
             scale=scale, allow_risky=app.allow_risky, sample_interval=app.sample_interval
         )

@@ -105,7 +105,9 @@ class KnobSelect(Select[Any]):
     """A compact Select whose unavailable choices are shown but cannot be picked."""
 
     def __init__(self, choices: list[tuple[str, Any]], *, id: str | None = None) -> None:
-        super().__init__(choices, allow_blank=False, compact=True, id=id)
+        # Labels are Text: a profile named '[b]x' is shown as typed, never read as markup.
+        shown = [(Text(label), value) for label, value in choices]
+        super().__init__(shown, allow_blank=False, compact=True, id=id)
         self.values: list[Any] = [value for _, value in choices]
         """The values offered, in list order (the overlay's option indexes)."""
         self.unavailable: dict[Any, str] = {}
@@ -121,7 +123,7 @@ class KnobSelect(Select[Any]):
         """New choices; keep `keep` selected when it is still possible."""
         self.unavailable = unavailable
         shown = [
-            (Text(f"{label} ✗", style="dim strike") if value in unavailable else label, value)
+            (Text(f"{label} ✗", style="dim strike") if value in unavailable else Text(label), value)
             for label, value in choices
         ]
         with self.prevent(Select.Changed):
@@ -326,7 +328,7 @@ class KnobPanel(VerticalScroll):
     def _profile_chosen(self) -> None:
         profile = self.profile
         title = self.query_one("#profile-title", Static)
-        title.update(profile.title if profile else "")
+        title.update(Text(profile.title) if profile else "")
         title.display = profile is not None
         self._refresh_choices(keep_current=False)
 
@@ -379,6 +381,6 @@ class KnobPanel(VerticalScroll):
         labels = dict((v, label) for label, v in knob.choices)
         full = [f"{labels[v]} ✗ {why}" for v, why in reasons.items()]
         line = self.query_one(f"#why-{knob.field}", Static)
-        line.update("\n".join(f"✗ {short_reason(why)}" for why in reasons.values()))
+        line.update(Text("\n".join(f"✗ {short_reason(why)}" for why in reasons.values())))
         line.display = bool(full)
-        self.select(knob.field).tooltip = "\n".join(full) or None
+        self.select(knob.field).tooltip = Text("\n".join(full)) if full else None

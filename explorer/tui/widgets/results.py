@@ -47,11 +47,11 @@ def _count(value: object) -> Text:
 
 
 def cells(row: SummaryRow) -> list[Text | str]:
-    """One table row, formatted."""
+    """One table row, formatted. Names are Text: DataTable reads a str as Rich markup."""
     stats = row.stats or {}
     return [
-        row.variant,
-        row.phase,
+        Text(row.variant),
+        Text(row.phase),
         Text(str(row.n), justify="right"),
         _s(row.min),
         _s(row.median),
@@ -59,7 +59,7 @@ def cells(row: SummaryRow) -> list[Text | str]:
         _ratio(row),
         Text(human_bytes(stats.get("wal_bytes")), justify="right"),
         _count(stats.get("extends")),
-        str(stats.get("top_wait") or ""),
+        Text(str(stats.get("top_wait") or "")),
         Text(
             row.note if len(row.note) <= NOTE_WIDTH else row.note[: NOTE_WIDTH - 1] + "…",
             style="dim",
