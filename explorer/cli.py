@@ -130,7 +130,7 @@ def build_parser() -> argparse.ArgumentParser:
     new.add_argument("name", help="profile name; writes NAME.toml in the current directory")
     chk = sub.add_parser("check", help="validate a profile against a server without running it")
     chk.add_argument("profile", help="a .toml path or a profile name")
-    _server_args(chk)
+    _server_args(chk, sub=True)
     srv = sub.add_parser("server", help="start, stop or show the bundled server")
     srv.add_argument("action", choices=["start", "stop", "status"])
     srv.add_argument("--data-dir", type=Path, default=argparse.SUPPRESS)
