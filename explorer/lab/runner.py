@@ -24,6 +24,7 @@ import asyncpg
 
 from explorer.errors import UsageError
 from explorer.lab.availability import unavailable_reason
+from explorer.lab.mechanism import PhaseProbe
 from explorer.lab.results import ResultStore, new_run_id
 from explorer.lab.sampler import Sampler, SamplerNotice, TrialSampler
 from explorer.lab.settings import Journal, ServerSettings, settings_in_force
@@ -393,6 +394,8 @@ class Runner:
             ctx.extra_conns.append(side)
             sql = counters_sql(caps)
             ctx.counters = lambda: _read_counters(side, sql)
+            if sampler is not None:
+                ctx.probe = PhaseProbe(sampler, side)
             result.settings = await settings_in_force(ctx.conn, list(WATCHED_GUCS))
             await workload.trial(ctx)
         except asyncio.CancelledError:
