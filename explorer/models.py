@@ -293,9 +293,10 @@ class PhaseResult(BaseModel):
     """Rows the phase wrote or read, when known."""
     detail: dict[str, Any] = {}
     """Extra facts: plan, workers launched, sizes, compression counts, WAL bytes…"""
-    mechanism: PhaseMechanism | None = None
+    mechanism: PhaseMechanism | None = Field(default=None, exclude_if=lambda v: v is None)
     """What the server did meanwhile (WAL, writers, checkpoints, waits); None in runs stored
-    before pgwx measured it per phase, or when the sampler was off."""
+    before pgwx measured it per phase, or when the sampler was off (then left out of the
+    JSON, so an older run re-saves unchanged)."""
 
 
 TrialStatus = Literal["ok", "failed", "cancelled", "skipped"]
@@ -406,6 +407,8 @@ class CpuLoad(BaseModel):
     """Share stolen by the hypervisor for other guests, 0–1."""
     iowait: float
     """Share idle while waiting for I/O, 0–1."""
+    steal_max: float | None = None
+    """Highest steal share between two consecutive trials, 0–1."""
     loadavg_start: float | None = None
     """1-minute load average when the run started."""
     loadavg_end: float | None = None
@@ -457,7 +460,7 @@ class RunRecord(BaseModel):
     status: RunStatus = "running"
     reason: str | None = None
     trials: list[TrialResult] = []
-    environment: Environment | None = None
+    environment: Environment | None = Field(default=None, exclude_if=lambda v: v is None)
     """Versions, settings, CPU and machine load; None in runs stored before pgwx kept it."""
 
 

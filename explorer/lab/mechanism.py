@@ -21,6 +21,7 @@ from typing import Literal
 import asyncpg
 
 from explorer.lab.sampler import TrialSampler
+from explorer.lab.units import human_bytes
 from explorer.lab.verdict import total
 from explorer.models import WRITERS, PhaseMechanism, PhaseResult
 
@@ -258,3 +259,119 @@ def top_waits(summary: MechanismSummary, limit: int = 3) -> str:
     shares = summary.wait_shares()[:limit]
     text = " · ".join(f"{w} {s:.0%}" for w, s in shares)
     return f"{text} (n={summary.wait_samples})"
+
+
+WRITER_ABBR = {"workload": "work", "checkpointer": "ckpt", "bgwriter": "bgw", "other": "other"}
+"""How each writer is named inside a table cell."""
+
+MD_HEADERS = ("WAL", "WAL/row", "FPI", "written", "ext pages", "fsyncs", "ckpts", "waits")
+"""The mechanism's columns in the markdown table, in the order `md_cells` fills them."""
+
+CSV_FIELDS = (
+    "wal_bytes",
+    "wal_per_row",
+    *SUMMED[1:],
+    "waits",
+    "wait_samples",
+    "carried_on",
+)
+"""The mechanism's CSV / JSON keys (`fields`)."""
+
+
+def _count(value: float | None) -> str:
+    return UNKNOWN if value is None else f"{round(value):,}"
+
+
+def _bytes(value: float | None, suffix: str = "") -> str:
+    if value is None:
+        return UNKNOWN
+    return human_bytes(value) + suffix
+
+
+def io_cell(summary: MechanismSummary, kind: str) -> str:
+    """'1,204 (ckpt 1,180 · work 24)': the total, then each writer that did any.
+
+    Unknown is '?'; a workload share carried on another phase's row says where it is.
+    """
+    v = summary.values
+    whole = v.get(kind)
+    if whole is None:
+        return UNKNOWN
+    moved = f"{kind}_workload" in summary.folded and summary.late_in
+    parts = [
+        f"{WRITER_ABBR[w]} {_count(v.get(f'{kind}_{w}'))}"
+        for w in WRITERS
+        if f"{kind}_{w}" not in summary.folded and v.get(f"{kind}_{w}")
+    ]
+    if moved:
+        parts.append(f"work in {summary.late_in}")
+    if not parts or (len(parts) == 1 and parts[0].startswith("work ") and not moved):
+        return _count(whole)
+    return f"{_count(whole)} ({' · '.join(parts)})"
+
+
+def md_cells(summary: MechanismSummary | None) -> list[str]:
+    """The cells under MD_HEADERS; all empty for a row without trials."""
+    if summary is None:
+        return [""] * len(MD_HEADERS)
+    v = summary.values
+    fpi = f"in {summary.late_in}" if "wal_fpi" in summary.folded else _count(v.get("wal_fpi"))
+    per_row = summary.wal_per_row
+    return [
+        _bytes(v.get("wal_bytes")),
+        "" if summary.rows is None else _bytes(per_row),
+        fpi,
+        io_cell(summary, "written"),
+        io_cell(summary, "extended"),
+        io_cell(summary, "fsyncs"),
+        _count(v.get("checkpoints")),
+        top_waits(summary),
+    ]
+
+
+def fields(summary: MechanismSummary | None, *, unknown: object = UNKNOWN) -> dict[str, object]:
+    """CSV_FIELDS → value: numbers, `unknown` where not measured, None where not applicable.
+
+    Args:
+        summary: The row's mechanism (None for a row without trials).
+        unknown: What stands for a value pgwx could not measure ('?' in CSV, None in JSON).
+    """
+    if summary is None:
+        return dict.fromkeys(CSV_FIELDS)
+    out: dict[str, object] = {}
+    for key in ("wal_bytes", *SUMMED[1:]):
+        value = summary.values.get(key)
+        if key in summary.folded:
+            out[key] = None  # on the `carried_on` row
+        else:
+            out[key] = unknown if value is None else value
+    per_row = summary.wal_per_row
+    out["wal_per_row"] = None if summary.rows is None else (unknown if per_row is None else per_row)
+    shares = summary.wait_shares()
+    out["waits"] = unknown if summary.waits is None else {w: round(s, 4) for w, s in shares}
+    out["wait_samples"] = summary.wait_samples
+    out["carried_on"] = summary.late_in
+    return out
+
+
+def detail_lines(summary: MechanismSummary | None) -> tuple[str, str]:
+    """Two lines for a selected table row: the WAL and writers, then the waits."""
+    if summary is None:
+        return "no trial finished this phase", ""
+    cells = dict(zip(MD_HEADERS, md_cells(summary), strict=True))
+    wal = f"WAL {cells['WAL']}"
+    if cells["WAL/row"]:
+        wal += f" ({cells['WAL/row']}/row)"
+    first = (
+        f"{wal} · FPI {cells['FPI']} · written {cells['written']} · "
+        f"extended {cells['ext pages']} · fsyncs {cells['fsyncs']} · "
+        f"checkpoints {cells['ckpts']}"
+    )
+    if summary.waits is None:
+        second = "waits: ? (not sampled)"
+    elif not summary.wait_samples:
+        second = "waits: no active workload backend seen (n=0)"
+    else:
+        shares = " · ".join(f"{w} {s:.0%}" for w, s in summary.wait_shares()[:5])
+        second = f"waits (n={summary.wait_samples}): {shares}"
+    return first, second
