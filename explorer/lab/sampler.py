@@ -316,7 +316,7 @@ class Sampler:
         self._baselines = 0
         self._phase_baselines = 0
         self._wake = asyncio.Event()
-        self._waiters: list[asyncio.Future[None]] = []
+        self._waiters: list[tuple[float, asyncio.Future[None]]] = []
 
     # ------------------------------------------------------------------ trial window
     def begin_trial(self, relations: list[str]) -> None:
@@ -394,15 +394,17 @@ class Sampler:
             False when none came within `timeout` (not running, or disconnected).
         """
         waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._waiters.append(waiter)
+        # Only a reading that starts after this call answers it (not one already in flight).
+        entry = (time.monotonic(), waiter)
+        self._waiters.append(entry)
         self._wake.set()
         try:
             await asyncio.wait_for(waiter, timeout)
         except TimeoutError:
             return False
         finally:
-            if waiter in self._waiters:
-                self._waiters.remove(waiter)
+            if entry in self._waiters:
+                self._waiters.remove(entry)
         return True
 
     # ------------------------------------------------------------------ the loop
@@ -452,10 +454,15 @@ class Sampler:
         while True:
             now = time.monotonic()
             if self._wake.is_set() or now >= next_sample:
+                woken = self._wake.is_set() and now < next_sample
                 self._wake.clear()
                 await self._sample(conn, emit)
                 now = time.monotonic()
-                next_sample = max(next_sample + self.interval, now)
+                # An extra reading on request restarts the period instead of pushing the
+                # schedule a whole interval further out each time.
+                next_sample = (
+                    now + self.interval if woken else max(next_sample + self.interval, now)
+                )
                 # The reading included a wait poll.
                 next_wait = now + self.wait_interval
             elif now >= next_wait:
@@ -528,10 +535,11 @@ class Sampler:
         data = sample.model_dump(mode="json", by_alias=True)
         self.latest.append(data)
         emit(data)
-        for waiter in self._waiters:
+        answered = [w for w in self._waiters if w[0] <= started]
+        for _, waiter in answered:
             if not waiter.done():
                 waiter.set_result(None)
-        self._waiters.clear()
+        self._waiters = [w for w in self._waiters if w[0] > started]
 
 
 def _one_line(exc: BaseException) -> str:
