@@ -23,8 +23,8 @@ from explorer.tui.app import PgwxApp  # noqa: E402
 
 FIXTURE = ROOT / "tests" / "fixtures" / "durability.json"
 OUT = ROOT / "screenshots"
-MID_RUN = 144
-"""Events up to the second repeat's COPY of the baseline, 87% done."""
+MID_RUN = 165
+"""Events up to the second repeat's COPY of the baseline, 95% done."""
 
 SHOTS: list[tuple[str, tuple[int, int], int | None, tuple[str, ...]]] = [
     ("main-120x36", (120, 36), MID_RUN, ()),

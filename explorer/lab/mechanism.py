@@ -301,7 +301,7 @@ def io_cell(summary: MechanismSummary, kind: str) -> str:
     parts = [
         f"{WRITER_ABBR[w]} {_count(v.get(f'{kind}_{w}'))}"
         for w in WRITERS
-        if f"{kind}_{w}" not in summary.folded and v.get(f"{kind}_{w}")
+        if f"{kind}_{w}" not in summary.folded and round(v.get(f"{kind}_{w}") or 0)
     ]
     if moved:
         parts.append(f"work in {summary.late_in}")
@@ -329,6 +329,11 @@ def md_cells(summary: MechanismSummary | None) -> list[str]:
     ]
 
 
+def _plain(value: float) -> float | int:
+    """A median of counts that is whole, as an int (52119776, not 52119776.0)."""
+    return int(value) if float(value).is_integer() else value
+
+
 def fields(summary: MechanismSummary | None, *, unknown: object = UNKNOWN) -> dict[str, object]:
     """CSV_FIELDS → value: numbers, `unknown` where not measured, None where not applicable.
 
@@ -344,7 +349,7 @@ def fields(summary: MechanismSummary | None, *, unknown: object = UNKNOWN) -> di
         if key in summary.folded:
             out[key] = None  # on the `carried_on` row
         else:
-            out[key] = unknown if value is None else value
+            out[key] = unknown if value is None else _plain(value)
     per_row = summary.wal_per_row
     out["wal_per_row"] = None if summary.rows is None else (unknown if per_row is None else per_row)
     shares = summary.wait_shares()
