@@ -227,3 +227,22 @@ async def test_selecting_a_results_row_shows_its_mechanism(tmp_path: Path) -> No
         await pilot.pause(0.2)
         nxt = table.row_at(5)
         assert nxt is not None and str(line.render()).startswith(f"{nxt.variant} · {nxt.phase}:")
+
+
+def test_progress_line_of_a_phase_carries_its_mechanism() -> None:
+    from explorer.lab.stream import narrate
+    from explorer.models import PhaseEnded
+
+    m = mech(extended=5760, fpi=1)
+    m.wal_bytes = 52_119_776
+    line = narrate(
+        PhaseEnded(
+            variant="v", repeat=1, result=PhaseResult(name="copy", seconds=0.5, rows=3, mechanism=m)
+        )
+    )
+    assert line is not None and line.endswith(" · WAL 49.7 MiB · ext 5,760 · CPU 75% of 4")
+    m.writers = None
+    line = narrate(
+        PhaseEnded(variant="v", repeat=1, result=PhaseResult(name="c", seconds=1, mechanism=m))
+    )
+    assert line is not None and " · ext ? · " in line

@@ -25,6 +25,8 @@ from explorer.lab.units import human_bytes
 from explorer.lab.verdict import total
 from explorer.models import WRITERS, PhaseMechanism, PhaseResult
 
+EDGE_TIMEOUT = 5.0
+"""Seconds to wait for the reading at a phase's edge (a loaded machine can be slow)."""
 QUIESCE_TIMEOUT = 10.0
 """Seconds to wait for a finished tool's sessions to leave (and so publish their counters)."""
 
@@ -58,7 +60,7 @@ class PhaseProbe:
 
     async def begin(self, name: str) -> None:
         """Take a reading now and open `name`'s window there."""
-        sharp = await self.sampler.sample_now()
+        sharp = await self.sampler.sample_now(EDGE_TIMEOUT)
         self.sampler.begin_phase(name, sharp=sharp)
 
     def split(self, name: str) -> None:
@@ -84,7 +86,7 @@ class PhaseProbe:
             if not left:
                 break
             await asyncio.sleep(0.02)
-        sharp = await self.sampler.sample_now()
+        sharp = await self.sampler.sample_now(EDGE_TIMEOUT)
         return self.sampler.end_phase(sharp=sharp)
 
 
