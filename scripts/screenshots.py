@@ -33,10 +33,12 @@ SHOTS: list[tuple[str, tuple[int, int], int | None, tuple[str, ...]]] = [
     ("results-120x36", (120, 36), None, ("p",)),
     ("waits-120x36", (120, 36), None, ("w",)),
     ("help-120x36", (120, 36), None, ("question_mark",)),
+    ("mechanism-80x24", (80, 24), None, ("4", "down", "down", "down", "down")),
 ]
 """(file name, terminal size, events to replay (None: all), keys to press): the main
 screen mid-run (wide and 80x24), its pg_stat_io view, the results after the matrix (COPY
-phase compared), the wait events, and the help."""
+phase compared), the wait events, the help, and the results pane at 80x24 with a row
+selected (its mechanism under the table)."""
 
 
 async def shoot(

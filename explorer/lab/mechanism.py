@@ -257,7 +257,7 @@ def top_waits(summary: MechanismSummary, limit: int = 3) -> str:
     if summary.waits is None:
         return UNKNOWN
     if not summary.wait_samples:
-        return "idle (n=0)"
+        return "none seen (n=0)"
     shares = summary.wait_shares()[:limit]
     text = " · ".join(f"{w} {s:.0%}" for w, s in shares)
     return f"{text} (n={summary.wait_samples})"
