@@ -139,6 +139,7 @@ async def test_pg15_io_is_unknown_not_zero(pg15: Target, run_profile: RunProfile
     total = rows[("logged", "total")].mechanism
     assert total is not None and total.values["extended"] is None
     assert total.values["wal_bytes"] is not None
+    assert "Not measured in this run: pg_stat_io: not on PG 15" in to_markdown(record)
     line = next(ln for ln in to_markdown(record).splitlines() if "| total |" in ln)
     assert "| ? |" in line
     csv_total = next(ln for ln in to_csv(record).splitlines() if ",total," in ln)

@@ -235,7 +235,7 @@ def _pool_waits(out: MechanismSummary, mechanisms: list[PhaseMechanism | None]) 
     reasons: list[str] = []
     for m in mechanisms:
         if m is None:
-            reasons.append("stored before pgwx measured each phase")
+            reasons.append("phases without a sampler (--no-sample, or stored by an older pgwx)")
             continue
         reasons.extend(m.unknown)
         if m.waits is not None:

@@ -195,6 +195,7 @@ def to_markdown(record: RunRecord) -> str:
     common, differ = settings_table(record)
     lines += ["", "≈ marks a ratio within the spread of the repeats (the ranges overlap).", ""]
     lines += [MECHANISM_LEGEND, ""]
+    lines += unknown_lines(summarize(record))
     if differ and any(differ.values()):
         lines.append("Settings in force that differ between variants:")
         for variant, values in differ.items():
@@ -223,6 +224,12 @@ def environment_lines(record: RunRecord) -> list[str]:
     if env is None:
         return ["Environment: not recorded (run stored before pgwx kept it).", ""]
     return [*environment.describe(env), ""]
+
+
+def unknown_lines(rows: list[SummaryRow]) -> list[str]:
+    """Why some mechanism values are `?`, each reason once (nothing when all were measured)."""
+    reasons = list(dict.fromkeys(u for r in rows if r.mechanism for u in r.mechanism.unknown))
+    return ["Not measured in this run: " + "; ".join(reasons) + ".", ""] if reasons else []
 
 
 def _mechanism_fields(r: SummaryRow, unknown: object) -> dict[str, Any]:
