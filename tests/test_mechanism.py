@@ -168,3 +168,29 @@ async def test_environment_is_recorded_and_reported(
     assert f"PostgreSQL {caps.version}, data checksums" in md
     assert "Machine during the run" in md
     assert '"environment": {' in to_json(record)
+
+
+async def test_sampler_splits_one_process_into_two_phase_windows(pg18: Target) -> None:
+    from explorer.lab.mechanism import PhaseProbe
+    from tests.test_sampler import lab, sampling
+
+    async with lab(pg18) as (conn, _), sampling(pg18, interval=0.1) as (sampler, _):
+        side = await pg18.connect("probe")
+        try:
+            probe = PhaseProbe(sampler, side)
+            await probe.begin("first")
+            await conn.execute("SELECT pg_sleep(0.6)")
+            probe.split("second")
+            await conn.execute("SELECT count(*) FROM generate_series(1, 3000000)")
+            await conn.execute("SELECT pg_stat_force_next_flush()")
+            windows = await probe.end({conn.get_server_pid()})
+        finally:
+            await side.close()
+    assert list(windows) == ["first", "second"]
+    first, second = windows["first"], windows["second"]
+    # the sleep is in the first window only; each window's shares add up to 1
+    assert first.waits is not None and first.waits.get("Timeout:PgSleep", 0) >= 3
+    assert second.waits is not None and "Timeout:PgSleep" not in second.waits
+    for m in (first, second):
+        assert m.samples >= 1 and not m.unknown and m.writers is not None
+        assert_waits_are_shares(m)
