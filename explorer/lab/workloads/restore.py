@@ -13,6 +13,9 @@ runs with `application_name` pgwx-work-restore) and takes the `query_start` of i
 the server's clock; load and commit are split at that instant and scaled to the client's
 monotonic total. A COMMIT shorter than one poll is recorded as 0 and says so. (A DSN that sets
 its own application_name overrides PGAPPNAME; the COMMIT is then reported as not observed.)
+The phases' mechanism is split at the same instant (`TrialContext.split_mechanism`), except
+what pg_restore's backend publishes only when its one transaction ends (FPI, its pg_stat_io):
+that is on the load's row, and the COMMIT's says so (`restore_mechanisms`).
 
 Method choices (not in the article): the child is created per trial (like the article's
 TRUNCATE, a new empty file); it has autovacuum off so a background ANALYZE never collides with
