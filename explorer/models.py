@@ -215,6 +215,74 @@ class ServerInfo(BaseModel):
 # --------------------------------------------------------------------------- results
 
 
+class WriterIo(BaseModel):
+    """What one kind of writer did to relation files during a phase (pg_stat_io deltas)."""
+
+    written: int = 0
+    """Buffers (8 kB pages) written out to relation files."""
+    extended: int = 0
+    """Pages added to relation files by extension."""
+    fsyncs: int = 0
+    """fsync calls; on PG 18 this includes WAL syncs (pg_stat_io object 'wal'), on 16-17 it
+    counts relation files only."""
+
+
+WRITERS = ("workload", "checkpointer", "bgwriter", "other")
+"""Who did the I/O: pgwx's workload (client backends and their parallel workers, including
+pg_restore and pgbench sessions), the checkpointer, the background writer, everything else."""
+
+
+class PhaseMechanism(BaseModel):
+    """What the server did during one phase, measured between readings at its two edges.
+
+    A value pgwx could not measure is None (shown as `?`), never 0.
+    """
+
+    model_config = ConfigDict(extra="allow")
+
+    samples: int = 0
+    """Sampler readings inside the phase."""
+    wal_bytes: int | None = None
+    """WAL inserted during the phase (insert LSN at the phase's edges)."""
+    wal_fpi: int | None = None
+    """Full-page images written into WAL (pg_stat_wal; None where the view is missing)."""
+    wal_records: int | None = None
+    """WAL records (pg_stat_wal)."""
+    writers: dict[str, WriterIo] | None = None
+    """WRITERS name → its relation I/O; None where the server has no pg_stat_io (≤15)."""
+    checkpoints: int | None = None
+    """Checkpoints that completed during the phase."""
+    waits: dict[str, int] | None = None
+    """'Type:Event' (or 'CPU') → observations of the workload's active backends, most first;
+    None when nothing sampled the phase."""
+    wait_samples: int = 0
+    """Observations behind `waits` (the denominator of each share)."""
+    late_in: str | None = None
+    """Set when one transaction spanned this phase and `late_in` (pg_restore's load and
+    COMMIT): the counters a backend publishes only at its transaction's end (FPI, the
+    workload's pg_stat_io) are all on `late_in`'s row, so they are absent here, not 0."""
+    unknown: list[str] = []
+    """Why parts are missing, one line each (e.g. "pg_stat_io: not on PG 15")."""
+
+    def writer_sum(self, what: Literal["written", "extended", "fsyncs"]) -> int | None:
+        """`what` summed over every writer; None where pg_stat_io is missing."""
+        if self.writers is None:
+            return None
+        return sum(getattr(w, what) for w in self.writers.values())
+
+    def wal_per_row(self, rows: int | None) -> float | None:
+        """WAL bytes per row written, None when either is unknown or no rows."""
+        if self.wal_bytes is None or not rows:
+            return None
+        return self.wal_bytes / rows
+
+    def wait_shares(self) -> list[tuple[str, float]]:
+        """(wait, share of the observations), most first; empty when none were seen."""
+        if not self.waits or not self.wait_samples:
+            return []
+        return [(k, v / self.wait_samples) for k, v in self.waits.items()]
+
+
 class PhaseResult(BaseModel):
     """One timed phase of one trial."""
 
@@ -225,6 +293,10 @@ class PhaseResult(BaseModel):
     """Rows the phase wrote or read, when known."""
     detail: dict[str, Any] = {}
     """Extra facts: plan, workers launched, sizes, compression counts, WAL bytes…"""
+    mechanism: PhaseMechanism | None = Field(default=None, exclude_if=lambda v: v is None)
+    """What the server did meanwhile (WAL, writers, checkpoints, waits); None in runs stored
+    before pgwx measured it per phase, or when the sampler was off (then left out of the
+    JSON, so an older run re-saves unchanged)."""
 
 
 TrialStatus = Literal["ok", "failed", "cancelled", "skipped"]
@@ -325,6 +397,55 @@ class TrialResult(BaseModel):
         return value.model_dump() if value is not None else {}
 
 
+class CpuLoad(BaseModel):
+    """The machine's CPU during a run, from /proc/stat deltas (Linux, same machine only)."""
+
+    seconds: float
+    """Wall seconds the deltas cover."""
+    busy: float
+    """Share of all CPU time spent working (user, system, irq…), 0–1."""
+    steal: float
+    """Share stolen by the hypervisor for other guests, 0–1."""
+    iowait: float
+    """Share idle while waiting for I/O, 0–1."""
+    steal_max: float | None = None
+    """Highest steal share between two consecutive trials, 0–1."""
+    loadavg_start: float | None = None
+    """1-minute load average when the run started."""
+    loadavg_end: float | None = None
+    """1-minute load average when the run ended."""
+    loadavg_max: float | None = None
+    """Highest 1-minute load average seen during the run."""
+
+
+class Environment(BaseModel):
+    """Where and with what a run ran: enough to compare two runs fairly."""
+
+    model_config = ConfigDict(extra="allow")
+
+    pgwx_version: str
+    """pgwx's package version."""
+    server_version: str
+    """PostgreSQL's version string (SHOW server_version)."""
+    data_checksums: bool | None = None
+    """Whether the cluster has data checksums (each write computes one)."""
+    io_method: str | None = None
+    """PG 18's asynchronous I/O method (sync / worker / io_uring); None before 18."""
+    settings: dict[str, str] = {}
+    """Settings in force when the run started (name → value with its unit)."""
+    cpu_count: int | None = None
+    """CPUs of the machine pgwx ran on."""
+    cpu_model: str | None = None
+    """CPU model name from /proc/cpuinfo."""
+    same_machine: bool = False
+    """The server runs on this machine (bundled, unix socket or localhost), so the CPU load
+    below is the server's too."""
+    cpu: CpuLoad | None = None
+    """CPU steal and load during the run; None when not on the same machine or not Linux."""
+    warnings: list[str] = []
+    """One line each when the machine was busy enough to matter."""
+
+
 RunStatus = Literal["running", "finished", "failed", "cancelled", "incomplete"]
 
 
@@ -340,6 +461,8 @@ class RunRecord(BaseModel):
     status: RunStatus = "running"
     reason: str | None = None
     trials: list[TrialResult] = []
+    environment: Environment | None = Field(default=None, exclude_if=lambda v: v is None)
+    """Versions, settings, CPU and machine load; None in runs stored before pgwx kept it."""
 
 
 # --------------------------------------------------------------------------- events

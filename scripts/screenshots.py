@@ -23,8 +23,8 @@ from explorer.tui.app import PgwxApp  # noqa: E402
 
 FIXTURE = ROOT / "tests" / "fixtures" / "durability.json"
 OUT = ROOT / "screenshots"
-MID_RUN = 144
-"""Events up to the second repeat's COPY of the baseline, 87% done."""
+MID_RUN = 165
+"""Events up to the second repeat's COPY of the baseline, 95% done."""
 
 SHOTS: list[tuple[str, tuple[int, int], int | None, tuple[str, ...]]] = [
     ("main-120x36", (120, 36), MID_RUN, ()),
@@ -33,10 +33,12 @@ SHOTS: list[tuple[str, tuple[int, int], int | None, tuple[str, ...]]] = [
     ("results-120x36", (120, 36), None, ("p",)),
     ("waits-120x36", (120, 36), None, ("w",)),
     ("help-120x36", (120, 36), None, ("question_mark",)),
+    ("mechanism-80x24", (80, 24), None, ("4", "down", "down", "down", "down")),
 ]
 """(file name, terminal size, events to replay (None: all), keys to press): the main
 screen mid-run (wide and 80x24), its pg_stat_io view, the results after the matrix (COPY
-phase compared), the wait events, and the help."""
+phase compared), the wait events, the help, and the results pane at 80x24 with a row
+selected (its mechanism under the table)."""
 
 
 async def shoot(

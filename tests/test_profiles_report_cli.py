@@ -140,6 +140,13 @@ def test_cli_run_on_bundled_then_runs_and_report(
     assert "quick-demo" in listing and "finished" in listing and "3 ok" in listing
     assert cli.main(["report", "latest", "--format", "json"]) == 0
     assert json.loads(capsys.readouterr().out)["profile"] == "quick-demo"
+    assert cli.main(["report", "latest"]) == 0
+    md = capsys.readouterr().out
+    # the environment block and the mechanism columns; without the sampler, waits are `?`
+    assert "Environment: pgwx " in md and "Machine during the run" in md
+    assert "| WAL | WAL/row | FPI | written | ext pages | fsyncs | ckpts | waits |" in md
+    logged = next(ln for ln in md.splitlines() if ln.startswith("| logged | insert |"))
+    assert logged.split("|")[-3].strip() == "?"
     assert cli.main(["replay", "latest", "--headless"]) == 0
     assert "[1/3] logged" in capsys.readouterr().err
 

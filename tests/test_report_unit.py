@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from explorer.lab.report import summarize, to_csv
+from explorer.lab.report import summarize, to_csv, to_markdown
 from explorer.models import BLOCK_SIZE, RunRecord, ServerInfo, TrialResult, TrialStats
 
 FIXTURE = Path(__file__).parent / "fixtures" / "durability.json"
@@ -132,33 +132,72 @@ def test_summarize_ratios_against_the_baseline() -> None:
     assert all(r.ratio == pytest.approx(1.0) and not r.within_noise for r in baseline)
 
 
-def test_summarize_stat_columns_from_phases_and_sampler() -> None:
+def test_summarize_mechanism_columns_per_phase_and_total() -> None:
     rows = {(r.variant, r.phase): r for r in summarize(record())}
     for variant in VARIANTS:
         mine = [r for r in raw_results() if r["variant"] == variant]
-        total = rows[(variant, "total")]
-        # The phases' own WAL counters win over the sampler's window (which spans more).
-        wal = [sum(p["detail"]["wal_bytes"] for p in r["phases"]) for r in mine]
-        assert total.stats["wal_bytes"] == statistics.median(wal)
-        copy = rows[(variant, "copy")]
-        assert copy.stats["wal_bytes"] == statistics.median(
-            [
-                next(p for p in r["phases"] if p["name"] == "copy")["detail"]["wal_bytes"]
-                for r in mine
-            ]
-        )
-        # The rest comes from the sampler, read through TrialStats.
-        pages = [r["stats"]["io"]["extend_bytes"] // BLOCK_SIZE for r in mine]
-        assert total.stats["extends"] == statistics.median(pages)
-        assert total.stats["fsyncs"] == statistics.median(
-            [r["stats"]["io"]["fsyncs"] for r in mine]
-        )
-        assert total.stats["wal_fpi"] == statistics.median([r["stats"]["wal_fpi"] for r in mine])
-        waits = Counter(r["stats"]["top_wait"] for r in mine)
-        assert total.stats["top_wait"] in {w for w, n in waits.items() if n == max(waits.values())}
-        # Per-phase rows of a multi-phase run carry no sampler columns.
-        assert "fsyncs" not in copy.stats
-        assert copy.rows == 300_000
+        for name in ("copy", "update"):
+            got = [next(p for p in r["phases"] if p["name"] == name) for r in mine]
+            m = rows[(variant, name)].mechanism
+            assert m is not None
+            # WAL read at the phase's exact edges; writers from the sampler's readings
+            assert m.values["wal_bytes"] == statistics.median(
+                p["mechanism"]["wal_bytes"] for p in got
+            )
+            assert m.values["extended_workload"] == statistics.median(
+                p["mechanism"]["writers"]["workload"]["extended"] for p in got
+            )
+            assert m.values["fsyncs"] == statistics.median(
+                sum(w["fsyncs"] for w in p["mechanism"]["writers"].values()) for p in got
+            )
+            pooled = Counter[str]()
+            for p in got:
+                pooled.update(p["mechanism"]["waits"])
+            assert m.waits == dict(pooled.most_common())
+            assert m.wait_samples == sum(pooled.values())
+        total = rows[(variant, "total")].mechanism
+        assert total is not None
+        per_trial = [sum(p["mechanism"]["wal_fpi"] for p in r["phases"]) for r in mine]
+        assert total.values["wal_fpi"] == statistics.median(per_trial)
+        assert rows[(variant, "copy")].rows == 300_000
+
+
+def old_record() -> RunRecord:
+    """A run stored before pgwx measured each phase (no mechanism, no environment)."""
+    data = json.loads((FIXTURE.parent / "durability-v1-trials.json").read_text())
+    started = next(e for e in data["events"] if e["kind"] == "run-started")
+    results = [e["result"] for e in data["events"] if e["kind"] == "trial-ended"]
+    return RunRecord(
+        id=started["run_id"],
+        profile=data["profile"],
+        server=ServerInfo.model_validate(started["server"]),
+        started_at=dt.datetime(2025, 1, 1, tzinfo=dt.UTC),
+        status="finished",
+        trials=[TrialResult.model_validate(r) for r in results],
+    )
+
+
+def test_old_runs_load_and_show_what_they_measured() -> None:
+    rec = old_record()
+    assert rec.environment is None and all(
+        p.mechanism is None for t in rec.trials for p in t.phases
+    )
+    rows = {(r.variant, r.phase): r for r in summarize(rec)}
+    copy = rows[("defaults", "copy")].mechanism
+    assert copy is not None
+    wal = [
+        next(p for p in t.phases if p.name == "copy").detail["wal_bytes"]
+        for t in rec.trials
+        if t.variant == "defaults"
+    ]
+    assert copy.values["wal_bytes"] == statistics.median(wal)
+    # never measured per phase: unknown, not 0
+    assert copy.values["extended"] is None and copy.values["wal_fpi"] is None
+    md = to_markdown(rec)
+    assert "Environment: not recorded" in md
+    # a stored run re-saves byte for byte: no new keys appear in its JSON
+    for t in rec.trials:
+        assert "mechanism" not in t.model_dump_json()
 
 
 def test_csv_has_one_line_per_summary_row() -> None:

@@ -272,10 +272,13 @@ async def test_sampler_summary_lands_in_trials_and_report(
     totals = {r.variant: r for r in summarize(record) if r.phase == "total"}
     logged = next(t for t in record.trials if t.variant == "logged")
     # the total's WAL is the phases' own (the sampler window also spans untimed steps)
-    assert totals["logged"].stats["wal_bytes"] == sum(p.detail["wal_bytes"] for p in logged.phases)
+    logged_total = totals["logged"].mechanism
+    assert logged_total is not None
+    assert logged_total.values["wal_bytes"] == sum(p.detail["wal_bytes"] for p in logged.phases)
     insert = next(p for p in logged.phases if p.name == "insert")
     assert insert.detail["extended_pages"] > 300_000 * 4 // 8192  # a fresh table grows
-    assert totals["unlogged"].stats["extends"] > 0
+    unlogged_total = totals["unlogged"].mechanism
+    assert unlogged_total is not None and (unlogged_total.values["extended"] or 0) > 0
     assert "ext pages" in render(record, "md")
 
 

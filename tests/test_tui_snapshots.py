@@ -17,8 +17,8 @@ from explorer.lab.results import ResultStore
 from explorer.tui.app import PgwxApp
 
 FIXTURE = Path(__file__).parent / "fixtures" / "durability.json"
-MID_RUN = 144
-"""Events up to the second repeat's COPY of the baseline, 87% done: every pane has data."""
+MID_RUN = 165
+"""Events up to the second repeat's COPY of the baseline, 95% done: every pane has data."""
 
 
 def replay_app(tmp_path: Path, upto: int | None = None) -> PgwxApp:
@@ -62,4 +62,14 @@ def test_waits_after_matrix_120x36(snap_compare, tmp_path: Path) -> None:
 def test_help_120x36(snap_compare, tmp_path: Path) -> None:
     assert snap_compare(
         replay_app(tmp_path), terminal_size=(120, 36), run_before=settle, press=["question_mark"]
+    )
+
+
+def test_results_row_mechanism_80x24(snap_compare, tmp_path: Path) -> None:
+    """The results pane with a row selected: its mechanism under the table."""
+    assert snap_compare(
+        replay_app(tmp_path),
+        terminal_size=(80, 24),
+        run_before=settle,
+        press=["4", "down", "down", "down", "down"],
     )

@@ -10,20 +10,15 @@ import csv
 import io
 import json
 import statistics
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Any
 
-from explorer.lab.units import human_bytes
+from explorer.lab import environment, mechanism
+from explorer.lab.mechanism import MechanismSummary
 from explorer.models import RunRecord, TrialResult
-
-PHASE_COUNTERS = {"wal_bytes": "wal_bytes", "extended_pages": "extends"}
-"""Per-phase counter in PhaseResult.detail → the table column it fills."""
 
 MIN_RATIO_BASE = 0.005
 """Seconds: below this baseline median no ratio is printed."""
-
-STAT_COLUMNS = ("wal_bytes", "wal_fpi", "extends", "fsyncs", "top_wait")
-"""Per-trial sampler summary columns shown beside the timings."""
 
 
 @dataclass
@@ -43,35 +38,16 @@ class SummaryRow:
     rows: int | None = None
     note: str = ""
     """Skip or failure reason, or the phase's extra facts (plan, sizes…)."""
-    stats: dict[str, Any] = field(default_factory=dict)
+    mechanism: MechanismSummary | None = None
+    """What the server did in this phase (WAL, writers, checkpoints, waits), over the trials."""
 
 
-def _stats_of(trial: TrialResult) -> dict[str, Any]:
-    s = trial.stats
-    if s is None:
-        return {}
-    return {
-        "wal_bytes": s.wal_bytes,
-        "wal_fpi": s.wal_fpi,
-        # Pages, not pg_stat_io's extend operations (PG 18 extends many pages at once).
-        "extends": s.extended_pages,
-        "fsyncs": s.fsyncs,
-        "top_wait": s.top_wait,
-    }
-
-
-def _median_stats(trials: list[TrialResult]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    per = [_stats_of(t) for t in trials if t.stats is not None]
-    for key in STAT_COLUMNS:
-        values = [p[key] for p in per if p.get(key) is not None]
-        if not values:
-            continue
-        if all(isinstance(v, int | float) for v in values):
-            out[key] = statistics.median(values)
-        else:
-            out[key] = max(set(values), key=values.count)
-    return out
+def phase_mechanism(good: list[TrialResult], phase_name: str, rows: int | None) -> MechanismSummary:
+    """The mechanism of one variant's phase, or of its whole trials for "total"."""
+    if phase_name == "total":
+        return mechanism.summarize_total([t.phases for t in good])
+    found = [p for t in good for p in t.phases if p.name == phase_name]
+    return mechanism.summarize_phase(found, rows)
 
 
 def _note(detail: dict[str, Any]) -> str:
@@ -132,23 +108,7 @@ def summarize(record: RunRecord) -> list[SummaryRow]:
                 counts = [p.rows for p in found if p.rows is not None]
                 row.rows = int(statistics.median(counts)) if counts else None
                 row.note = _note(found[-1].detail) if found else ""
-            for key, column in PHASE_COUNTERS.items():
-                # Per trial: this phase's counter, or for "total" the sum over its phases.
-                values = []
-                for t in good:
-                    counted = [
-                        p.detail[key]
-                        for p in t.phases
-                        if key in p.detail and phase_name in ("total", p.name)
-                    ]
-                    if counted:
-                        values.append(sum(counted))
-                if values:
-                    row.stats[column] = statistics.median(values)
-            if phase_name == "total" or not multi:
-                # The sampler's window also spans untimed steps between phases, so the
-                # phases' own counters win where both exist.
-                row.stats = {**_median_stats(good), **row.stats}
+            row.mechanism = phase_mechanism(good, phase_name, row.rows)
             rows.append(row)
         failed = [t for t in mine if t.status in ("failed", "cancelled")]
         if failed:
@@ -191,16 +151,6 @@ def _fmt_ratio(row: SummaryRow) -> str:
     return ("≈" if row.within_noise else "") + f"{row.ratio:.2f}"
 
 
-def _fmt_stat(key: str, value: Any) -> str:
-    if value is None:
-        return ""
-    if key == "wal_bytes":
-        return human_bytes(value)
-    if isinstance(value, float):
-        return f"{value:.0f}"
-    return str(value)
-
-
 def md_cell(text: object) -> str:
     """Run data as literal text in a markdown table cell: `\\` and `|` escaped, one line."""
     out = str(text).replace("\\", "\\\\").replace("|", "\\|")
@@ -229,6 +179,7 @@ def to_markdown(record: RunRecord) -> str:
         f"{md_cell(record.server.dsn_masked)} · scale {record.scale:g} · baseline "
         f"{md_cell(p.baseline_name())}",
         "",
+        *environment_lines(record),
     ]
     header = [
         "variant",
@@ -239,11 +190,7 @@ def to_markdown(record: RunRecord) -> str:
         "max s",
         "ratio",
         "rows",
-        "WAL",
-        "FPI",
-        "ext pages",
-        "fsyncs",
-        "top wait",
+        *mechanism.MD_HEADERS,
         "notes",
     ]
     lines.append("| " + " | ".join(header) + " |")
@@ -258,12 +205,14 @@ def to_markdown(record: RunRecord) -> str:
             _fmt_s(r.max),
             _fmt_ratio(r),
             "" if r.rows is None else str(r.rows),
-            *(md_cell(_fmt_stat(k, r.stats.get(k))) for k in STAT_COLUMNS),
+            *(md_cell(c) for c in mechanism.md_cells(r.mechanism)),
             md_cell(r.note),
         ]
         lines.append("| " + " | ".join(cells) + " |")
     common, differ = settings_table(record)
     lines += ["", "≈ marks a ratio within the spread of the repeats (the ranges overlap).", ""]
+    lines += [MECHANISM_LEGEND, ""]
+    lines += unknown_lines(summarize(record))
     if differ and any(differ.values()):
         lines.append("Settings in force that differ between variants:")
         for variant, values in differ.items():
@@ -277,14 +226,42 @@ def to_markdown(record: RunRecord) -> str:
     return "\n".join(lines) + "\n"
 
 
-def to_rows(record: RunRecord) -> list[dict[str, Any]]:
-    """Flat dicts, one per table row, for CSV and JSON."""
+MECHANISM_LEGEND = (
+    "WAL is the insert position's advance; WAL/row divides it by the rows; FPI full-page "
+    "images; written / ext pages / fsyncs come from pg_stat_io, split by writer (work: the "
+    "workload's sessions incl. pg_restore and pgbench, ckpt: checkpointer, bgw: background "
+    "writer); ckpts completed during the phase; waits: share of the workload's active "
+    "backends in each wait event over n observations. `?` = not measured (and any total "
+    "that includes it); medians over the trials."
+)
+"""What the mechanism columns mean, printed under the markdown table."""
+
+
+def environment_lines(record: RunRecord) -> list[str]:
+    """The environment block of the markdown report (a note for runs stored without one)."""
+    env = record.environment
+    if env is None:
+        return ["Environment: not recorded (run stored before pgwx kept it).", ""]
+    return [*environment.describe(env), ""]
+
+
+def unknown_lines(rows: list[SummaryRow]) -> list[str]:
+    """Why some mechanism values are `?`, each reason once (nothing when all were measured)."""
+    reasons = list(dict.fromkeys(u for r in rows if r.mechanism for u in r.mechanism.unknown))
+    return ["Not measured in this run: " + "; ".join(reasons) + ".", ""] if reasons else []
+
+
+def _mechanism_fields(r: SummaryRow, unknown: object) -> dict[str, Any]:
+    return mechanism.fields(r.mechanism, unknown=unknown)
+
+
+def to_rows(record: RunRecord, *, unknown: object = mechanism.UNKNOWN) -> list[dict[str, Any]]:
+    """Flat dicts, one per table row, for CSV and JSON (`unknown` for what was not measured)."""
     out = []
     for r in summarize(record):
         d = asdict(r)
-        stats = d.pop("stats")
-        for key in STAT_COLUMNS:
-            d[key] = stats.get(key)
+        d.pop("mechanism")
+        d.update(_mechanism_fields(r, unknown))
         out.append(d)
     return out
 
@@ -303,12 +280,15 @@ def to_csv(record: RunRecord) -> str:
         "ratio",
         "within_noise",
         "rows",
-        *STAT_COLUMNS,
+        *mechanism.CSV_FIELDS,
         "note",
     ]
     writer = csv.DictWriter(buf, fieldnames=fields, extrasaction="ignore")
     writer.writeheader()
-    writer.writerows({k: csv_cell(v) for k, v in row.items()} for row in rows)
+    for row in rows:
+        if isinstance(row.get("waits"), dict):
+            row["waits"] = " ".join(f"{w}={s:.3f}" for w, s in row["waits"].items())
+        writer.writerow({k: csv_cell(v) for k, v in row.items()})
     return buf.getvalue()
 
 
@@ -325,7 +305,11 @@ def to_json(record: RunRecord) -> str:
                 "server": record.server.dsn_masked,
                 "scale": record.scale,
                 "baseline": record.profile.baseline_name(),
-                "rows": to_rows(record),
+                "rows": to_rows(record, unknown=None),
+                "unknown_is": "null: pgwx could not measure it (nor any total that includes it)",
+                "environment": (
+                    None if record.environment is None else record.environment.model_dump()
+                ),
                 "settings_common": common,
                 "settings_by_variant": differ,
             },

@@ -20,7 +20,7 @@ from typing import NamedTuple
 from pydantic import TypeAdapter
 
 from explorer.errors import PgwxError
-from explorer.models import Event, RunRecord, RunStatus, TrialResult
+from explorer.models import Environment, Event, RunRecord, RunStatus, TrialResult
 from explorer.paths import data_home
 
 _EVENT: TypeAdapter[Event] = TypeAdapter(Event)
@@ -277,14 +277,34 @@ class ResultStore:
             with self._write():
                 self._flush_events()
 
-    def end_run(self, run_id: str, status: RunStatus, reason: str | None = None) -> None:
-        """Mark the run finished, failed or cancelled (with the events still held)."""
+    def end_run(
+        self,
+        run_id: str,
+        status: RunStatus,
+        reason: str | None = None,
+        *,
+        environment: Environment | None = None,
+    ) -> None:
+        """Mark the run finished, failed or cancelled (with the events still held).
+
+        Args:
+            environment: The run's environment as measured at its end (machine load), kept
+                instead of the one stored at the start.
+        """
         with self._write():
             self._flush_events()
-            self._set_status(run_id, status, reason)
+            self._set_status(run_id, status, reason, environment)
 
-    def _set_status(self, run_id: str, status: RunStatus, reason: str | None) -> None:
+    def _set_status(
+        self,
+        run_id: str,
+        status: RunStatus,
+        reason: str | None,
+        environment: Environment | None = None,
+    ) -> None:
         record = self._stored_record(run_id)
+        if environment is not None:
+            record.environment = environment
         record.status = status
         record.reason = reason
         record.finished_at = dt.datetime.now(dt.UTC)

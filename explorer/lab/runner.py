@@ -24,6 +24,10 @@ import asyncpg
 
 from explorer.errors import UsageError
 from explorer.lab.availability import unavailable_reason
+from explorer.lab.environment import MachineLoad
+from explorer.lab.environment import capture as capture_environment
+from explorer.lab.environment import warnings as machine_warnings
+from explorer.lab.mechanism import PhaseProbe
 from explorer.lab.results import ResultStore, new_run_id
 from explorer.lab.sampler import Sampler, SamplerNotice, TrialSampler
 from explorer.lab.settings import Journal, ServerSettings, settings_in_force
@@ -32,6 +36,7 @@ from explorer.lab.workloads import build_workload
 from explorer.lab.workloads.base import TrialContext, Workload, WorkloadError
 from explorer.models import (
     Capabilities,
+    Environment,
     Event,
     Notice,
     Profile,
@@ -179,6 +184,7 @@ class Runner:
         self._emit_out: Callable[[Event], None] = lambda _e: None
         self.caps: Capabilities | None = caps
         self._restarted_at = float("-inf")
+        self._load = MachineLoad()
 
     # ------------------------------------------------------------------ plumbing
     def clock(self) -> float:
@@ -243,7 +249,9 @@ class Runner:
             scale=self.options.scale,
             server=server,
             started_at=dt.datetime.now(dt.UTC),
+            environment=await self._environment(caps),
         )
+        self._load = MachineLoad()
         self.store.begin_run(record)
         self._emit(
             RunStarted(
@@ -330,11 +338,38 @@ class Runner:
             await asyncio.shield(self._wind_down(scope, sampler_task))
             if status == "finished" and trials and all(t.status != "ok" for t in trials):
                 status, reason = "failed", "no trial finished"
-            self.store.end_run(self.run_id, status, reason)
+            self.store.end_run(
+                self.run_id, status, reason, environment=self._finish_environment(record)
+            )
             self._emit(RunEnded(at=self.clock(), run_id=self.run_id, status=status, reason=reason))
         return self.store.load(self.run_id)
 
+    async def _environment(self, caps: Capabilities) -> Environment | None:
+        """Versions, settings and CPU at the start; None (and a warning) if unreadable."""
+        try:
+            conn = await self.target.connect("admin")
+            try:
+                return await capture_environment(conn, caps, self.target)
+            finally:
+                await conn.close()
+        except (asyncpg.PostgresError, ConnectError, OSError) as exc:
+            self._notice(f"could not record the environment: {one_sentence(exc)}", "warning")
+            return None
+
+    def _finish_environment(self, record: RunRecord) -> Environment | None:
+        """The start's environment with the machine's load over the run, and its warnings."""
+        env = record.environment
+        if env is None:
+            return None
+        if env.same_machine:
+            env.cpu = self._load.finish()
+        env.warnings = machine_warnings(env)
+        for line in env.warnings:
+            self._notice(line, "warning")
+        return env
+
     def _finish(self, result: TrialResult) -> TrialResult:
+        self._load.tick()
         self.store.add_trial(self.run_id, result)
         self._emit(TrialEnded(at=self.clock(), result=result))
         return result
@@ -403,6 +438,8 @@ class Runner:
             ctx.extra_conns.append(side)
             sql = counters_sql(caps)
             ctx.counters = lambda: _read_counters(side, sql)
+            if sampler is not None:
+                ctx.probe = PhaseProbe(sampler, side)
             result.settings = await settings_in_force(ctx.conn, list(WATCHED_GUCS))
             await workload.trial(ctx)
         except asyncio.CancelledError:

@@ -28,7 +28,14 @@ from pydantic import BaseModel
 from explorer.lab import stats
 from explorer.lab.sql import close_or_terminate
 from explorer.lab.stats import CheckpointerDelta, IoDelta, Progress, WalDelta
-from explorer.models import Capabilities, TrialStats
+from explorer.models import (
+    BLOCK_SIZE,
+    WRITERS,
+    Capabilities,
+    PhaseMechanism,
+    TrialStats,
+    WriterIo,
+)
 from explorer.server.connect import ConnectError, Target
 
 __all__ = [
@@ -81,6 +88,15 @@ class TrialSampler(Protocol):
     async def run(self, emit: Emit) -> None:
         """Sample until cancelled, passing every sample and notice to `emit`."""
 
+    def begin_phase(self, name: str, *, sharp: bool = True) -> None:
+        """Open a phase's window at the last reading (await `sample_now()` first)."""
+
+    def split_phase(self, name: str) -> None:
+        """Close the open phase at the next reading (taken at once) and open `name`."""
+
+    def end_phase(self, *, sharp: bool = True) -> dict[str, PhaseMechanism]:
+        """Close the phase window(s): phase name → what happened in it."""
+
 
 _CONNECTION_TROUBLE = (
     asyncpg.PostgresError,
@@ -123,10 +139,10 @@ class Sample(BaseModel):
 
 
 class _Trial:
-    """What one trial window has summed so far."""
+    """What one trial (or phase) window has summed so far."""
 
-    def __init__(self) -> None:
-        self.started = time.monotonic()
+    def __init__(self, started: float | None = None) -> None:
+        self.started = time.monotonic() if started is None else started
         self.samples = 0
         self.seconds = 0.0
         self.wal_bytes = 0
@@ -193,6 +209,60 @@ class _Trial:
         )
 
 
+def writer_of(backend_type: str) -> str:
+    """Which of WRITERS a pg_stat_io backend_type belongs to.
+
+    pg_stat_io sums per backend type, not per session: "workload" is every client backend
+    (pgwx's workload, pg_restore's and pgbench's sessions, and the few queries of pgwx's own
+    sampler) and parallel workers ("background worker").
+    """
+    if backend_type in ("client backend", "background worker", "standalone backend"):
+        return "workload"
+    if backend_type == "checkpointer":
+        return "checkpointer"
+    if backend_type == "background writer":
+        return "bgwriter"
+    return "other"
+
+
+def phase_mechanism(
+    window: _Trial, *, has_io: bool, complete: bool, unsupported: list[str]
+) -> PhaseMechanism:
+    """A phase window's sums as a `PhaseMechanism`; what was not measured stays None.
+
+    Args:
+        window: The window's sums.
+        has_io: The server has pg_stat_io.
+        complete: Every reading between the phase's edges was taken (no reconnect, no edge
+            reading missing); otherwise only the wait profile is kept.
+        unsupported: Signals the server lacks, copied to `unknown`.
+    """
+    unknown = list(unsupported)
+    if not complete:
+        unknown.append("the sampler missed a reading at this phase's edges")
+    writers: dict[str, WriterIo] | None = None
+    if has_io and complete:
+        writers = {w: WriterIo() for w in WRITERS}
+        for row in window.io.values():
+            w = writers[writer_of(row.backend_type)]
+            if row.object in ("relation", "temp relation"):
+                w.written += int(row.write_bytes) // BLOCK_SIZE
+                w.extended += int(row.extend_bytes) // BLOCK_SIZE
+            w.fsyncs += int(row.fsyncs)
+    wal = window.wal if complete else None
+    return PhaseMechanism(
+        samples=window.samples,
+        wal_bytes=window.wal_bytes if complete else None,
+        wal_fpi=wal.fpi if wal else None,
+        wal_records=wal.records if wal else None,
+        writers=writers,
+        checkpoints=window.checkpointer.checkpoints if complete else None,
+        waits=dict(window.waits.most_common()) if window.wait_polls else None,
+        wait_samples=sum(window.waits.values()),
+        unknown=unknown,
+    )
+
+
 class Sampler:
     """Samples one server's statistics on a dedicated connection until cancelled.
 
@@ -239,8 +309,14 @@ class Sampler:
         self._wait_polls = 0
         self._relations: list[str] = []
         self._trial: _Trial | None = None
+        self._phase: tuple[str, _Trial] | None = None
+        self._phases: dict[str, _Trial] = {}
+        self._phase_sharp = True
+        self._split_to: str | None = None
+        self._baselines = 0
+        self._phase_baselines = 0
         self._wake = asyncio.Event()
-        self._waiters: list[asyncio.Future[None]] = []
+        self._waiters: list[tuple[float, asyncio.Future[None]]] = []
 
     # ------------------------------------------------------------------ trial window
     def begin_trial(self, relations: list[str]) -> None:
@@ -267,6 +343,50 @@ class Sampler:
         self._relations = []
         return (trial or _Trial()).summary(self.unsupported)
 
+    # ------------------------------------------------------------------ phase windows
+    def begin_phase(self, name: str, *, sharp: bool = True) -> None:
+        """Open a phase's window at the last reading: its later readings count towards it.
+
+        Await `sample_now()` just before, so the window starts at the phase's edge.
+
+        Args:
+            name: The phase.
+            sharp: That reading came (False: the window's counters are unknown).
+        """
+        self._phases = {}
+        self._phase = (name, _Trial(self._prev_started if self._prev else time.monotonic()))
+        self._phase_sharp = sharp and self._prev is not None
+        self._phase_baselines = self._baselines
+        self._split_to = None
+
+    def split_phase(self, name: str) -> None:
+        """Close the open phase at the next reading, taken at once, and open `name` there.
+
+        For two phases one process runs back to back (pg_restore's load and its COMMIT).
+        """
+        self._split_to = name
+        self._wake.set()
+
+    def end_phase(self, *, sharp: bool = True) -> dict[str, PhaseMechanism]:
+        """Close the phase window(s) opened by `begin_phase` (and `split_phase`).
+
+        Await `sample_now()` just before (after the workload's statistics were flushed).
+
+        Returns:
+            Phase name → its mechanism, in the order the phases ran.
+        """
+        if self._phase is not None:
+            self._phases[self._phase[0]] = self._phase[1]
+        complete = sharp and self._phase_sharp and self._baselines == self._phase_baselines
+        phases, self._phases, self._phase = self._phases, {}, None
+        has_io = self.caps.pg_stat_io != "none"
+        return {
+            name: phase_mechanism(
+                window, has_io=has_io, complete=complete, unsupported=self.unsupported
+            )
+            for name, window in phases.items()
+        }
+
     async def sample_now(self, timeout: float = 2.0) -> bool:
         """Ask for a reading now and wait until it has been emitted.
 
@@ -274,15 +394,17 @@ class Sampler:
             False when none came within `timeout` (not running, or disconnected).
         """
         waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._waiters.append(waiter)
+        # Only a reading that starts after this call answers it (not one already in flight).
+        entry = (time.monotonic(), waiter)
+        self._waiters.append(entry)
         self._wake.set()
         try:
             await asyncio.wait_for(waiter, timeout)
         except TimeoutError:
             return False
         finally:
-            if waiter in self._waiters:
-                self._waiters.remove(waiter)
+            if entry in self._waiters:
+                self._waiters.remove(entry)
         return True
 
     # ------------------------------------------------------------------ the loop
@@ -332,10 +454,15 @@ class Sampler:
         while True:
             now = time.monotonic()
             if self._wake.is_set() or now >= next_sample:
+                woken = self._wake.is_set() and now < next_sample
                 self._wake.clear()
                 await self._sample(conn, emit)
                 now = time.monotonic()
-                next_sample = max(next_sample + self.interval, now)
+                # An extra reading on request restarts the period instead of pushing the
+                # schedule a whole interval further out each time.
+                next_sample = (
+                    now + self.interval if woken else max(next_sample + self.interval, now)
+                )
                 # The reading included a wait poll.
                 next_wait = now + self.wait_interval
             elif now >= next_wait:
@@ -379,6 +506,7 @@ class Sampler:
             self._prev_t = t
             self._waits.clear()
             self._wait_polls = 0
+            self._baselines += 1
             return
         interval = max(t - self._prev_t, 1e-6)
         self._prev_t = t
@@ -398,13 +526,20 @@ class Sampler:
         # A reading counts towards the trial only when its whole interval lies inside it.
         if self._trial is not None and prev_started >= self._trial.started:
             self._trial.add(sample)
+        if self._phase is not None and prev_started >= self._phase[1].started:
+            self._phase[1].add(sample)
+            if self._split_to is not None:
+                self._phases[self._phase[0]] = self._phase[1]
+                self._phase = (self._split_to, _Trial(started))
+                self._split_to = None
         data = sample.model_dump(mode="json", by_alias=True)
         self.latest.append(data)
         emit(data)
-        for waiter in self._waiters:
+        answered = [w for w in self._waiters if w[0] <= started]
+        for _, waiter in answered:
             if not waiter.done():
                 waiter.set_result(None)
-        self._waiters.clear()
+        self._waiters = [w for w in self._waiters if w[0] > started]
 
 
 def _one_line(exc: BaseException) -> str:

@@ -9,15 +9,31 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 
+from explorer.lab.units import human_bytes
 from explorer.models import (
     Event,
     Notice,
     PhaseEnded,
+    PhaseMechanism,
     RunEnded,
     RunStarted,
     TrialEnded,
     TrialStarted,
 )
+
+
+def mechanism_brief(m: PhaseMechanism | None) -> str:
+    """' · WAL 49.7 MiB · ext 5,760 · CPU 67%': a phase's mechanism in a few words."""
+    if m is None:
+        return ""
+    wal = "?" if m.wal_bytes is None else human_bytes(m.wal_bytes)
+    ext = m.writer_sum("extended")
+    parts = [f"WAL {wal}", f"ext {'?' if ext is None else f'{ext:,}'}"]
+    shares = m.wait_shares()
+    if shares:
+        parts.append(f"{shares[0][0]} {shares[0][1]:.0%} of {m.wait_samples}")
+    return " · " + " · ".join(parts)
+
 
 EventSink = Callable[[Event], None]
 """Takes each event of a run, in order, on the event loop (it must not block)."""
@@ -43,7 +59,7 @@ def narrate(event: Event) -> str | None:
     if isinstance(event, PhaseEnded):
         r = event.result
         rows = f" · {r.rows:,} rows" if r.rows is not None else ""
-        return f"{r.name:<16} {r.seconds:8.3f} s{rows}"
+        return f"{r.name:<16} {r.seconds:8.3f} s{rows}{mechanism_brief(r.mechanism)}"
     if isinstance(event, TrialEnded):
         t = event.result
         if t.status != "ok":

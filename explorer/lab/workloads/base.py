@@ -17,12 +17,14 @@ import asyncpg
 from pydantic import BaseModel, ConfigDict
 
 from explorer.errors import PgwxError
+from explorer.lab.mechanism import PhaseProbe
 from explorer.lab.sql import close_or_terminate, table_name
 from explorer.models import (
     Capabilities,
     Event,
     Knobs,
     PhaseEnded,
+    PhaseMechanism,
     PhaseResult,
     PhaseStarted,
     TableKind,
@@ -87,6 +89,8 @@ class TrialContext:
     counters: Callable[[], Awaitable[dict[str, int]]] | None = None
     """Cumulative server counters read from a side session (WAL bytes, extended pages);
     their difference across a phase goes into the phase's detail."""
+    probe: PhaseProbe | None = None
+    """Measures each phase's mechanism with the sampler; None when sampling is off."""
     conn: asyncpg.Connection | None = None
     """The workload's own session (application_name pgwx-work-main)."""
     phases: list[PhaseResult] = field(default_factory=list)
@@ -121,6 +125,7 @@ class TrialContext:
         )
         handle = PhaseHandle()
         before = await self._read_counters()
+        await self.begin_mechanism(name)
         start = time.perf_counter()
         yield handle
         seconds = time.perf_counter() - start
@@ -128,7 +133,32 @@ class TrialContext:
         for key, value in after.items():
             if key in before:
                 handle.detail.setdefault(key, value - before[key])
-        self.record(name, seconds, handle)
+        mechanism = (await self.end_mechanism()).get(name)
+        if mechanism is not None and isinstance(handle.detail.get("wal_bytes"), int):
+            # Read at the phase's exact edges, where the sampler's readings are a few ms off.
+            mechanism.wal_bytes = handle.detail["wal_bytes"]
+        self.record(name, seconds, handle, mechanism)
+
+    async def begin_mechanism(self, name: str) -> None:
+        """Open `name`'s mechanism window (untimed; `phase` does this itself)."""
+        if self.probe is not None:
+            await self.probe.begin(name)
+
+    def split_mechanism(self, name: str) -> None:
+        """Close the open window at the next reading and open `name` (a sync callback)."""
+        if self.probe is not None:
+            self.probe.split(name)
+
+    async def end_mechanism(self) -> dict[str, PhaseMechanism]:
+        """Close the window(s) once the trial's helper processes have left: name → mechanism.
+
+        Flush this trial's own sessions first (`_read_counters` does for the main one).
+        """
+        if self.probe is None:
+            return {}
+        conns = [*self.extra_conns, *([self.conn] if self.conn else [])]
+        keep = {pid for c in conns if not c.is_closed() and (pid := c.get_server_pid())}
+        return await self.probe.end(keep)
 
     async def _read_counters(self) -> dict[str, int]:
         """Flush this session's pending statistics, then read the counters (untimed)."""
@@ -141,9 +171,21 @@ class TrialContext:
                 await self.conn.execute("SELECT pg_stat_force_next_flush()")
         return await self.counters()
 
-    def record(self, name: str, seconds: float, handle: PhaseHandle) -> None:
+    def record(
+        self,
+        name: str,
+        seconds: float,
+        handle: PhaseHandle,
+        mechanism: PhaseMechanism | None = None,
+    ) -> None:
         """Keep a phase timed some other way (e.g. split from one external process)."""
-        result = PhaseResult(name=name, seconds=seconds, rows=handle.rows, detail=handle.detail)
+        result = PhaseResult(
+            name=name,
+            seconds=seconds,
+            rows=handle.rows,
+            detail=handle.detail,
+            mechanism=mechanism,
+        )
         self.phases.append(result)
         self.emit(
             PhaseEnded(at=self.clock(), variant=self.variant, repeat=self.repeat, result=result)

@@ -17,6 +17,9 @@ a second session watches `pg_stat_activity` for pg_restore's backend (it runs wi
 first that found it gone; the commit phase's `commit_resolution` says which, and how wide.
 The load is the client's monotonic total of pg_restore minus the COMMIT. (A DSN that sets its
 own application_name overrides PGAPPNAME; the COMMIT is then reported as not observed.)
+The phases' mechanism is split at the same instant (`TrialContext.split_mechanism`), except
+what pg_restore's backend publishes only when its one transaction ends (FPI, its pg_stat_io):
+that is on the load's row, and the COMMIT's says so (`restore_mechanisms`).
 
 Method choices (not in the article): the child is created per trial (like the article's
 TRUNCATE, a new empty file); it has autovacuum off so a background ANALYZE never collides with
@@ -37,6 +40,7 @@ from typing import ClassVar
 import asyncpg
 from pydantic import Field
 
+from explorer.lab.mechanism import fold_late
 from explorer.lab.sql import SCHEMA, close_or_terminate, fk_after_load_steps, fk_clause
 from explorer.lab.workloads.base import (
     Params,
@@ -46,7 +50,14 @@ from explorer.lab.workloads.base import (
     WorkloadError,
     run_tool,
 )
-from explorer.models import Capabilities, FkTiming, Knobs, PhaseStarted
+from explorer.models import (
+    Capabilities,
+    FkTiming,
+    Knobs,
+    PhaseMechanism,
+    PhaseStarted,
+    WriterIo,
+)
 from explorer.server.connect import APP_PREFIX, Target
 from explorer.server.statement_log import LOG_ALL_OPTION, StatementDuration, StatementLog
 
@@ -311,6 +322,35 @@ async def logged_commit(log: StatementLog, pid: int | None) -> StatementDuration
         await asyncio.sleep(0.02)
 
 
+def restore_mechanisms(
+    mechs: dict[str, PhaseMechanism], load: PhaseHandle, commit: PhaseHandle
+) -> tuple[PhaseMechanism | None, PhaseMechanism | None]:
+    """The load's and COMMIT's mechanisms from pg_restore's window(s), split at its COMMIT.
+
+    One transaction publishes its FPI and pg_stat_io counts only at its end, so those go on
+    the load's row (`fold_late`); WAL bytes come from the insert LSN at the split.
+    """
+    load_m = mechs.get("load")
+    if load_m is None:
+        return None, None
+    commit_m = mechs.get("commit")
+    if commit_m is None:
+        # The COMMIT was over before a poll saw it: everything is in the load's window.
+        commit_m = PhaseMechanism(
+            wal_fpi=0 if load_m.wal_fpi is not None else None,
+            wal_records=0 if load_m.wal_records is not None else None,
+            writers=None if load_m.writers is None else {w: WriterIo() for w in load_m.writers},
+            checkpoints=0 if load_m.checkpoints is not None else None,
+            waits={},
+            unknown=["COMMIT not seen apart from the load: its counters are on the load's row"],
+        )
+    fold_late(load_m, commit_m, "load")
+    for m, handle in ((load_m, load), (commit_m, commit)):
+        if isinstance(handle.detail.get("wal_bytes"), int):
+            m.wal_bytes = handle.detail["wal_bytes"]
+    return load_m, commit_m
+
+
 class RestoreWorkload(Workload[RestoreParams]):
     """pg_restore --data-only --single-transaction into a child whose FK follows the variant."""
 
@@ -371,8 +411,10 @@ class RestoreWorkload(Workload[RestoreParams]):
 
         (load_s, load), (commit_s, commit) = await self._restore(ctx)
         load.detail["fk"] = form
-        ctx.record("load", load_s, load)
-        ctx.record("commit", commit_s, commit)
+        mechs = await ctx.end_mechanism()
+        load_m, commit_m = restore_mechanisms(mechs, load, commit)
+        ctx.record("load", load_s, load, load_m)
+        ctx.record("commit", commit_s, commit, commit_m)
 
         for name, sql in fk_after_load_steps(fk, CHILD, "parent_id", f"{PARENT} (id)"):
             async with ctx.phase(name, expected_rows=n) as ph:
@@ -407,6 +449,7 @@ class RestoreWorkload(Workload[RestoreParams]):
         ]
 
         def commit_seen() -> None:
+            ctx.split_mechanism("commit")
             ctx.emit(
                 PhaseStarted(at=ctx.clock(), variant=ctx.variant, repeat=ctx.repeat, phase="commit")
             )
@@ -422,6 +465,7 @@ class RestoreWorkload(Workload[RestoreParams]):
                 copy_progress=ctx.caps.major >= 14,
             )
             log = await statement_log(ctx.target, watch_conn)
+            await ctx.begin_mechanism("load")
             wal0 = int(await watch_conn.fetchval(_MARK_SQL))
             ctx.emit(
                 PhaseStarted(

@@ -18,7 +18,7 @@ from textual.binding import Binding
 from textual.containers import Container, Vertical
 from textual.reactive import reactive
 from textual.screen import Screen
-from textual.widgets import Footer, RichLog, Tab, Tabs
+from textual.widgets import DataTable, Footer, RichLog, Tab, Tabs
 
 from explorer.lab.report import to_markdown
 from explorer.lab.results import write_private
@@ -40,7 +40,7 @@ from explorer.tui.widgets.activity import ActivityPane
 from explorer.tui.widgets.duration import DurationPane
 from explorer.tui.widgets.header import ServerHeader
 from explorer.tui.widgets.knobs import KnobPanel
-from explorer.tui.widgets.results import ResultsTable
+from explorer.tui.widgets.results import MechanismLine, ResultsTable
 
 if TYPE_CHECKING:
     from explorer.tui.app import PgwxApp
@@ -207,6 +207,7 @@ class LabScreen(Screen[None]):
             yield ActivityPane(self.view, id="activity").data_bind(LabScreen.caps)
             with Vertical(id="results", classes="pane"):
                 yield ResultsTable(id="results-table")
+                yield MechanismLine(id="mechanism")
         yield RichLog(id="log", wrap=True, markup=False, max_lines=1000)
         yield Footer()
         yield self.controller
@@ -277,6 +278,11 @@ class LabScreen(Screen[None]):
     def _sample_arrived(self, _message: RunController.SampleArrived) -> None:
         self.query_one(DurationPane).update_now()
         self.query_one(ActivityPane).data_changed()
+
+    @on(DataTable.RowHighlighted, "#results-table")
+    def _row_chosen(self, event: DataTable.RowHighlighted) -> None:
+        table = self.query_one(ResultsTable)
+        self.query_one(MechanismLine).show_row(table.row_at(event.cursor_row))
 
     @on(RunController.EventArrived)
     def _event_arrived(self, message: RunController.EventArrived) -> None:

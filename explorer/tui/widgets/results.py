@@ -1,10 +1,15 @@
-"""The results table: `report.summarize` rows, filled in as trials finish."""
+"""The results table: `report.summarize` rows, filled in as trials finish.
+
+Under it, `MechanismLine` shows what the server did in the selected row's phase: WAL, FPI,
+the writers' pg_stat_io and the workload's waits.
+"""
 
 from __future__ import annotations
 
 from rich.text import Text
-from textual.widgets import DataTable
+from textual.widgets import DataTable, Static
 
+from explorer.lab.mechanism import UNKNOWN, MechanismSummary, detail_lines
 from explorer.lab.report import SummaryRow
 from explorer.lab.units import human_bytes
 
@@ -46,9 +51,37 @@ def _count(value: object) -> Text:
     return Text(shown, justify="right")
 
 
+def _wal(m: MechanismSummary | None) -> Text:
+    if m is None:
+        return Text("")
+    value = m.values.get("wal_bytes")
+    return Text(UNKNOWN if value is None else human_bytes(value), justify="right")
+
+
+def _extended(m: MechanismSummary | None) -> Text:
+    if m is None:
+        return Text("")
+    value = m.values.get("extended")
+    if value is None:
+        return Text(UNKNOWN, justify="right")
+    if "extended_workload" in m.folded and m.late_in:
+        # The workload's share is on another row; say so rather than show a bare 0.
+        return Text(f"↑{m.late_in}", justify="right", style="dim")
+    return _count(value)
+
+
+def _top_wait(m: MechanismSummary | None) -> str:
+    if m is None:
+        return ""
+    if m.waits is None:
+        return UNKNOWN
+    shares = m.wait_shares()
+    return f"{shares[0][0]} {shares[0][1]:.0%}" if shares else ""
+
+
 def cells(row: SummaryRow) -> list[Text | str]:
     """One table row, formatted. Names are Text: DataTable reads a str as Rich markup."""
-    stats = row.stats or {}
+    m = row.mechanism
     return [
         Text(row.variant),
         Text(row.phase),
@@ -57,9 +90,9 @@ def cells(row: SummaryRow) -> list[Text | str]:
         _s(row.median),
         _s(row.max),
         _ratio(row),
-        Text(human_bytes(stats.get("wal_bytes")), justify="right"),
-        _count(stats.get("extends")),
-        Text(str(stats.get("top_wait") or "")),
+        _wal(m),
+        _extended(m),
+        Text(_top_wait(m)),
         Text(
             row.note if len(row.note) <= NOTE_WIDTH else row.note[: NOTE_WIDTH - 1] + "…",
             style="dim",
@@ -79,6 +112,9 @@ class ResultsTable(DataTable[Text | str]):
     }
     """
 
+    summary_rows: list[SummaryRow] = []
+    """The rows shown, in table order."""
+
     def on_mount(self) -> None:
         """Columns, once."""
         self.cursor_type = "row"
@@ -91,7 +127,42 @@ class ResultsTable(DataTable[Text | str]):
         """Replace the rows, keeping the cursor where it was."""
         cursor = self.cursor_row
         self.clear()
+        self.summary_rows = list(rows)
         for n, row in enumerate(rows):
             self.add_row(*cells(row), key=f"{n}:{row.variant}:{row.phase}")
         if rows:
             self.move_cursor(row=min(cursor, len(rows) - 1), animate=False)
+            # The cursor may not have moved, but the row under it is new: say so.
+            key = self._row_locations.get_key(self.cursor_row)
+            if key is not None:
+                self.post_message(DataTable.RowHighlighted(self, self.cursor_row, key))
+
+    def row_at(self, index: int) -> SummaryRow | None:
+        """The summary row at a table index, None outside the table."""
+        rows = self.summary_rows
+        return rows[index] if 0 <= index < len(rows) else None
+
+
+class MechanismLine(Static):
+    """What the server did in the selected row's phase, beside its timing (two lines)."""
+
+    DEFAULT_CSS = """
+    MechanismLine {
+        height: auto;
+        max-height: 4;
+        color: $text-muted;
+    }
+    """
+
+    def show_row(self, row: SummaryRow | None) -> None:
+        """Describe `row` (None: nothing selected)."""
+        if row is None or row.phase == "—":
+            self.update("")
+            return
+        first, second = detail_lines(row.mechanism)
+        text = Text()
+        text.append(f"{row.variant} · {row.phase}: ", style="bold")
+        text.append(first)
+        if second:
+            text.append("\n" + second)
+        self.update(text)

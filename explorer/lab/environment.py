@@ -1,0 +1,234 @@
+"""The run's environment: versions, settings, CPU, and how busy the machine was meanwhile.
+
+`capture` reads what the server is (version, data checksums, io_method, the settings in
+force) and what this machine is (CPU count and model) when the run starts. When the server
+runs on this machine (bundled, a unix socket or localhost), `MachineLoad` reads /proc/stat
+and /proc/loadavg at the start, after every trial and at the end: CPU time stolen by a
+hypervisor, and other work competing with the server, make timings slower for reasons that
+have nothing to do with the knob under test.
+
+Warning thresholds (`warnings`): steal above 5 % of the CPU over the run, or above 10 %
+between two trials; a 1-minute load average above 1.5 runnable tasks per CPU at any trial's
+end (the workload and the server account for at most about one per CPU on their own).
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import time
+from importlib import metadata
+from pathlib import Path
+
+import asyncpg
+
+from explorer.models import Capabilities, CpuLoad, Environment
+from explorer.server.connect import ConnectError, Target
+
+STEAL_RUN = 0.05
+"""Share of CPU stolen over the whole run above which the report warns."""
+STEAL_INTERVAL = 0.10
+"""Share stolen between two trials above which the report warns."""
+LOAD_PER_CPU = 1.5
+"""1-minute load average per CPU above which the report warns of other load."""
+
+ENV_SETTINGS = (
+    "shared_buffers",
+    "wal_buffers",
+    "wal_level",
+    "wal_compression",
+    "synchronous_commit",
+    "fsync",
+    "full_page_writes",
+    "max_wal_size",
+    "checkpoint_timeout",
+    "checkpoint_completion_target",
+    "bgwriter_lru_maxpages",
+    "effective_io_concurrency",
+    "maintenance_work_mem",
+    "work_mem",
+    "max_parallel_workers_per_gather",
+    "max_parallel_maintenance_workers",
+    "autovacuum",
+    "track_io_timing",
+    "huge_pages",
+    "jit",
+    "wal_sync_method",
+)
+"""Settings that shape the write path, recorded with the run (absent ones are skipped)."""
+
+LOCAL_HOSTS = {"localhost", "127.0.0.1", "::1"}
+"""Host names that are this machine."""
+
+PROC = Path("/proc")
+"""Where /proc/stat and /proc/loadavg are read (a test may point it elsewhere)."""
+
+
+def pgwx_version() -> str:
+    """The installed package's version, or 'unknown' when run from a bare checkout."""
+    try:
+        return metadata.version("pgwx")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def cpu_model() -> str | None:
+    """The CPU model name from /proc/cpuinfo (Linux), else platform.processor()."""
+    try:
+        for line in (PROC / "cpuinfo").read_text().splitlines():
+            if line.startswith("model name") and ":" in line:
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or None
+
+
+def same_machine(target: Target) -> bool:
+    """The server runs here: bundled, or reached over a unix socket or localhost."""
+    if target.owned:
+        return True
+    try:
+        host = target.connect_kwargs().get("host") or os.environ.get("PGHOST") or ""
+    except ConnectError:
+        return False
+    hosts = [h.strip() for h in str(host).split(",") if h.strip()] or [""]
+    # libpq's default (no host) is the local unix socket.
+    return all(h == "" or h.startswith("/") or h in LOCAL_HOSTS for h in hosts)
+
+
+async def capture(conn: asyncpg.Connection, caps: Capabilities, target: Target) -> Environment:
+    """What the server and this machine are, at the start of a run."""
+    rows = await conn.fetch(
+        "SELECT name, current_setting(name) AS value FROM pg_settings "
+        "WHERE name = ANY($1::text[]) ORDER BY name",
+        [*ENV_SETTINGS, "data_checksums", "io_method"],
+    )
+    found = {r["name"]: r["value"] for r in rows}
+    return Environment(
+        pgwx_version=pgwx_version(),
+        server_version=caps.version,
+        data_checksums=found["data_checksums"] == "on" if "data_checksums" in found else None,
+        io_method=found.get("io_method"),
+        settings={k: v for k, v in found.items() if k in ENV_SETTINGS},
+        cpu_count=os.cpu_count(),
+        cpu_model=cpu_model(),
+        same_machine=same_machine(target),
+    )
+
+
+def _cpu_times() -> list[int] | None:
+    """The aggregate 'cpu' line of /proc/stat: user nice system idle iowait irq softirq steal."""
+    try:
+        first = (PROC / "stat").read_text().splitlines()[0].split()
+    except (OSError, IndexError):
+        return None
+    if not first or first[0] != "cpu":
+        return None
+    values = [int(x) for x in first[1:9]]
+    return values + [0] * (8 - len(values))
+
+
+def _loadavg() -> float | None:
+    try:
+        return float((PROC / "loadavg").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+class MachineLoad:
+    """CPU steal and load of this machine over a run (/proc deltas); no-op off Linux."""
+
+    def __init__(self) -> None:
+        self.started = time.monotonic()
+        self.first = self.last = _cpu_times()
+        self.loadavg_start = _loadavg()
+        self.loadavg_max = self.loadavg_start
+        self.steal_max = 0.0
+        """Highest steal share between two consecutive readings."""
+
+    def tick(self) -> None:
+        """Read again (after each trial): the worst interval and load so far."""
+        now = _cpu_times()
+        if now is not None and self.last is not None:
+            self.steal_max = max(self.steal_max, _shares(self.last, now)[1])
+            self.last = now
+        load = _loadavg()
+        if load is not None:
+            self.loadavg_max = max(load, self.loadavg_max or 0.0)
+
+    def finish(self) -> CpuLoad | None:
+        """The whole run's shares; None where /proc/stat cannot be read."""
+        self.tick()
+        if self.first is None or self.last is None:
+            return None
+        busy, steal, iowait = _shares(self.first, self.last)
+        return CpuLoad(
+            seconds=time.monotonic() - self.started,
+            busy=busy,
+            steal=steal,
+            iowait=iowait,
+            steal_max=self.steal_max,
+            loadavg_start=self.loadavg_start,
+            loadavg_end=_loadavg(),
+            loadavg_max=self.loadavg_max,
+        )
+
+
+def _shares(before: list[int], after: list[int]) -> tuple[float, float, float]:
+    """(busy, steal, iowait) shares of all CPU time between two /proc/stat readings."""
+    d = [max(a - b, 0) for a, b in zip(after, before, strict=True)]
+    whole = sum(d)
+    if whole <= 0:
+        return 0.0, 0.0, 0.0
+    idle, iowait, steal = d[3], d[4], d[7]
+    return (whole - idle - iowait - steal) / whole, steal / whole, iowait / whole
+
+
+def warnings(env: Environment) -> list[str]:
+    """One line per reason the machine may have distorted the timings (see module doc)."""
+    cpu = env.cpu
+    if cpu is None:
+        return []
+    out = []
+    if cpu.steal > STEAL_RUN or (cpu.steal_max or 0.0) > STEAL_INTERVAL:
+        out.append(
+            f"CPU steal {cpu.steal:.0%} over the run (worst between two trials "
+            f"{cpu.steal_max or 0:.0%}): the hypervisor gave this machine's CPU to others, "
+            "so timings are slower and noisier than the hardware"
+        )
+    cpus = env.cpu_count or 1
+    if cpu.loadavg_max is not None and cpu.loadavg_max > LOAD_PER_CPU * cpus:
+        out.append(
+            f"load average reached {cpu.loadavg_max:.1f} on {cpus} CPU(s): other work "
+            "competed with the server; compare only against runs under the same load"
+        )
+    return out
+
+
+def describe(env: Environment) -> list[str]:
+    """The environment as a few lines of text (markdown-safe), warnings first."""
+    lines = [f"**Warning:** {w}" for w in env.warnings]
+    if lines:
+        lines.append("")
+    checksums = {True: "on", False: "off", None: "?"}[env.data_checksums]
+    server = f"PostgreSQL {env.server_version}, data checksums {checksums}"
+    if env.io_method is not None:
+        server += f", io_method {env.io_method}"
+    cpu = f"{env.cpu_count or '?'} CPU(s)" + (f" ({env.cpu_model})" if env.cpu_model else "")
+    lines.append(f"Environment: pgwx {env.pgwx_version} · {server} · {cpu}")
+    if env.cpu is not None:
+        c = env.cpu
+        load = "?" if c.loadavg_max is None else f"{c.loadavg_max:.1f}"
+        lines.append(
+            f"Machine during the run ({c.seconds:.0f} s, same machine as the server): "
+            f"CPU busy {c.busy:.0%}, steal {c.steal:.1%} (worst between trials "
+            f"{c.steal_max or 0:.1%}), iowait {c.iowait:.1%}, peak load average {load}"
+        )
+    elif not env.same_machine:
+        lines.append("Machine load: not measured (the server is on another machine)")
+    if env.settings:
+        lines.append(
+            "Server settings at the start: "
+            + ", ".join(f"{k}={v}" for k, v in sorted(env.settings.items()))
+        )
+    return lines
