@@ -28,6 +28,16 @@ from explorer.models import (
 )
 from explorer.server.connect import APP_PREFIX, Target
 
+CHECK_INTERVAL = "2s"
+"""client_connection_check_interval of workload sessions: how soon an orphan is noticed."""
+
+MIN_STATEMENT_TIMEOUT_MS = 10 * 60 * 1000
+"""No workload statement is cut short before ten minutes, however small the profile."""
+
+MS_PER_UNIT = 1
+"""statement_timeout per row (or transaction) of the profile's size: 20 times an estimate
+of 20,000 rows a second, which even a slow disk beats."""
+
 
 class WorkloadError(PgwxError, RuntimeError):
     """A workload step failed; str() is one sentence."""
@@ -81,6 +91,9 @@ class TrialContext:
     phases: list[PhaseResult] = field(default_factory=list)
     extra_conns: list[asyncpg.Connection] = field(default_factory=list)
     processes: list[asyncio.subprocess.Process] = field(default_factory=list)
+    session_settings: dict[str, str] = field(default_factory=dict)
+    """Settings every workload session starts with, client tools' too (through PGOPTIONS):
+    the connection check and statement_timeout that keep it from outliving pgwx."""
 
     @property
     def db(self) -> asyncpg.Connection:
@@ -90,9 +103,13 @@ class TrialContext:
 
     async def connect(self, tag: str) -> asyncpg.Connection:
         """Another workload session, tagged pgwx-work-<tag>, closed after the trial."""
-        conn = await self.target.connect(f"work-{tag}")
+        conn = await self.open(tag)
         self.extra_conns.append(conn)
         return conn
+
+    async def open(self, tag: str) -> asyncpg.Connection:
+        """A session tagged pgwx-work-<tag> with `session_settings`, which the caller closes."""
+        return await self.target.connect(f"work-{tag}", settings=self.session_settings)
 
     @contextlib.asynccontextmanager
     async def phase(
@@ -148,7 +165,12 @@ class TrialContext:
         """
         name = appname or f"{APP_PREFIX}-work-{Path(args[0]).name}"
         return await run_tool(
-            self.target, args, appname=name, stdin=stdin, processes=self.processes
+            self.target,
+            args,
+            appname=name,
+            stdin=stdin,
+            processes=self.processes,
+            settings=self.session_settings,
         )
 
     async def close(self) -> None:
@@ -162,9 +184,18 @@ class TrialContext:
             await close_or_terminate(conn)
 
 
-async def write_copy_source(target: Target, path: Path, query: str, *args: Any) -> Path:
-    """Generate a load's input once, server-side, into a COPY text file (untimed prepare)."""
-    conn = await target.connect("prepare")
+async def write_copy_source(
+    target: Target,
+    path: Path,
+    query: str,
+    *args: Any,
+    settings: dict[str, str] | None = None,
+) -> Path:
+    """Generate a load's input once, server-side, into a COPY text file (untimed prepare).
+
+    `settings` are the session's (`session_settings`), so it cannot outlive pgwx.
+    """
+    conn = await target.connect("prepare", settings=settings)
     try:
         await conn.copy_from_query(query, *args, output=str(path))
     finally:
@@ -179,10 +210,12 @@ async def run_tool(
     appname: str,
     stdin: Path | None = None,
     processes: list[asyncio.subprocess.Process] | None = None,
+    settings: dict[str, str] | None = None,
 ) -> str:
     """Run pg_dump / pg_restore / pgbench (args[0], by name) against the target.
 
-    The tool's sessions carry `appname` (PGAPPNAME). Cancelling the caller kills the process.
+    The tool's sessions carry `appname` (PGAPPNAME) and `settings` (PGOPTIONS, after the
+    user's own). Cancelling the caller kills the process.
 
     Returns:
         The tool's stdout.
@@ -192,6 +225,8 @@ async def run_tool(
     """
     env = target.tool_env()
     env["PGAPPNAME"] = appname
+    if settings:
+        env["PGOPTIONS"] = pgoptions(settings, env.get("PGOPTIONS"))
     stdin_file = stdin.open("rb") if stdin else None
     try:
         proc = await asyncio.create_subprocess_exec(
@@ -219,6 +254,32 @@ async def run_tool(
         last = lines[-1] if lines else f"exit {proc.returncode}"
         raise WorkloadError(f"{Path(args[0]).name} failed: {last}")
     return out.decode(errors="replace")
+
+
+def statement_timeout_ms(params: Params) -> int:
+    """The per-trial statement_timeout: 1 ms per unit of the profile's size, at least 10 min.
+
+    The size is the sum of the parameters that grow with --scale (rows, transactions).
+    """
+    units = sum(int(getattr(params, name)) for name in params.SCALED)
+    return max(MIN_STATEMENT_TIMEOUT_MS, units * MS_PER_UNIT)
+
+
+def session_settings(caps: Capabilities, params: Params) -> dict[str, str]:
+    """Settings every workload session of a trial starts with."""
+    settings = {"statement_timeout": str(statement_timeout_ms(params))}
+    if caps.major >= 14:
+        settings["client_connection_check_interval"] = CHECK_INTERVAL
+    return settings
+
+
+def pgoptions(settings: dict[str, str], existing: str | None = None) -> str:
+    """PGOPTIONS carrying `settings` to a client tool's sessions, after the user's own.
+
+    pg_restore sets statement_timeout to 0 itself; the connection check still applies.
+    """
+    opts = " ".join(f"-c {name}={value}" for name, value in settings.items())
+    return f"{existing} {opts}".strip() if existing else opts
 
 
 class Workload(ABC, Generic[P]):
@@ -282,7 +343,12 @@ class Workload(ABC, Generic[P]):
         """
         if self.source_sql is not None:
             query = self.source_sql.format(**self.params.model_dump())
-            self.source = await write_copy_source(target, workdir / f"{self.kind}.copy", query)
+            self.source = await write_copy_source(
+                target,
+                workdir / f"{self.kind}.copy",
+                query,
+                settings=session_settings(caps, self.params),
+            )
 
     @abstractmethod
     async def trial(self, ctx: TrialContext) -> None:

@@ -41,6 +41,7 @@ from explorer.lab.workloads.base import (
     Workload,
     WorkloadError,
     run_tool,
+    session_settings,
 )
 from explorer.models import Capabilities, FkTiming, Knobs, PhaseStarted
 from explorer.server.connect import APP_PREFIX, Target
@@ -216,7 +217,8 @@ class RestoreWorkload(Workload[RestoreParams]):
 
     async def prepare(self, target: Target, caps: Capabilities, workdir: Path) -> None:
         """Parent with one row, a filled child, and its data-only custom-format dump."""
-        conn = await target.connect("prepare")
+        guard = session_settings(caps, self.params)
+        conn = await target.connect("prepare", settings=guard)
         try:
             dbname = str(await conn.fetchval("SELECT current_database()"))
             await conn.execute(f"DROP TABLE IF EXISTS {CHILD}, {PARENT}")
@@ -243,6 +245,7 @@ class RestoreWorkload(Workload[RestoreParams]):
                     *database_args(target, dbname),
                 ],
                 appname=f"{APP_PREFIX}-prepare-dump",
+                settings=guard,
             )
             await conn.execute(f"DROP TABLE {CHILD}")
         finally:
