@@ -25,7 +25,18 @@ import pytest
 from explorer.lab.results import ResultStore
 from explorer.lab.runner import Runner, RunOptions
 from explorer.lab.session import recover
-from explorer.models import Event, Notice, PhaseStarted, Profile, RunRecord, TrialEnded, Variant
+from explorer.lab.workloads.base import TrialContext, session_settings, statement_timeout_ms
+from explorer.lab.workloads.bulk_write import BulkWriteParams
+from explorer.models import (
+    Event,
+    Knobs,
+    Notice,
+    PhaseStarted,
+    Profile,
+    RunRecord,
+    TrialEnded,
+    Variant,
+)
 from explorer.server.capabilities import probe
 from explorer.server.connect import Target
 from explorer.server.embedded import LocalServer
@@ -316,3 +327,39 @@ async def test_a_restart_of_an_external_server_mid_trial_does_not_end_the_run(
 
 def notes_of(events: list[Event]) -> list[str]:
     return [e.message for e in events if isinstance(e, Notice)]
+
+
+def test_statement_timeout_follows_the_profile_size() -> None:
+    small = BulkWriteParams(rows=1000)
+    big = BulkWriteParams(rows=50_000_000)
+    assert statement_timeout_ms(small) == 10 * 60 * 1000  # never below ten minutes
+    assert statement_timeout_ms(big) == 50_000_000  # 1 ms a row
+    assert statement_timeout_ms(big.scaled(2)) == 100_000_000
+
+
+async def test_workload_sessions_and_tools_carry_the_guards(any_pg: Target, tmp_path: Path) -> None:
+    caps = await _caps(any_pg)
+    params = BulkWriteParams(rows=50_000_000)
+    ctx = TrialContext(
+        target=any_pg,
+        caps=caps,
+        knobs=Knobs(),
+        variant="a",
+        repeat=1,
+        workdir=tmp_path,
+        emit=lambda _e: None,
+        settle=lambda: asyncio.sleep(0),
+        clock=time.monotonic,
+        session_settings=session_settings(caps, params),
+    )
+    show = (
+        "SELECT current_setting('statement_timeout'), "
+        "current_setting('client_connection_check_interval')"
+    )
+    conn = await ctx.connect("main")
+    try:
+        assert tuple(await conn.fetchrow(show)) == ("50000s", "2s")
+        out = await ctx.run_tool([any_pg.tool("psql"), "-XAtc", show])
+        assert out.strip() == "50000s|2s"
+    finally:
+        await ctx.close()
