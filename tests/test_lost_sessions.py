@@ -180,8 +180,8 @@ async def test_recovery_ends_a_dead_pgwx_backend_holding_its_schema(pg18: Target
         orphan.execute("BEGIN; LOCK pgwx_lab.t; SELECT pg_sleep(600); COMMIT")
     )
     said: list[str] = []
+    observer = await helper_conn(pg18, "test-observer")
     try:
-        observer = await helper_conn(pg18, "test-observer")
 
         async def locked() -> bool:
             return bool(
@@ -192,11 +192,16 @@ async def test_recovery_ends_a_dead_pgwx_backend_holding_its_schema(pg18: Target
             )
 
         assert await wait_until(locked, 30)
-        await observer.close()
         await asyncio.wait_for(recover(pg18, await _caps(pg18), said.append), 60)
     finally:
+        if not busy.done():  # recovery left it running: end it here
+            await observer.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                "WHERE application_name = 'pgwx-work-main'"
+            )
         await asyncio.gather(busy, return_exceptions=True)
         orphan.terminate()
+        await observer.close()
     assert any("ended" in m and "pgwx-work-main" in m for m in said), said
     assert any("dropped schema pgwx_lab" in m for m in said), said
     check = await pg18.connect("test")

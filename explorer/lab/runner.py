@@ -25,6 +25,7 @@ import asyncpg
 from explorer.errors import UsageError
 from explorer.lab.availability import unavailable_reason
 from explorer.lab.guard import (
+    drop_schema,
     lost_connection,
     lost_reason,
     postmaster_start,
@@ -473,6 +474,16 @@ class Runner:
             result.stats = sampler.end_trial()
         return result
 
+    async def _drop_schema(self) -> None:
+        """Drop pgwx_lab without waiting forever on someone else's lock (then say whose)."""
+        conn = await self.target.connect("admin")
+        try:
+            blocked = await drop_schema(conn, SCHEMA)
+        finally:
+            await conn.close()
+        if blocked:
+            self._notice(blocked, "error")
+
     async def _server_back(self) -> None:
         """After a trial lost the server: wait until it answers, then go on with the next."""
         self._lost = False
@@ -498,7 +509,7 @@ class Runner:
         steps = [
             ("restore server settings", self._put_back(scope)),
             ("clean up the workload", scope.workload.cleanup(self.target)),
-            (f"drop schema {SCHEMA}", self._admin(f"DROP SCHEMA IF EXISTS {SCHEMA} CASCADE")),
+            (f"drop schema {SCHEMA}", self._drop_schema()),
         ]
         for what, step in steps:
             try:
