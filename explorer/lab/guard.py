@@ -121,8 +121,10 @@ async def run_watched(
                 if exc is not None and closed:
                     # asyncpg's own error for a lost connection is often an internal one
                     # ("cannot switch to state …"); the server's words say more.
-                    said = f" ({exc})" if isinstance(exc, asyncpg.PostgresError) else ""
-                    raise SessionLost(await on_lost(closed) + said) from exc
+                    reason = await on_lost(closed)
+                    if isinstance(exc, asyncpg.PostgresError) and str(exc) not in reason:
+                        reason += f" ({exc})"
+                    raise SessionLost(reason) from exc
                 return task.result()
             closed = _closed(sessions())
             if closed_at is None and closed:

@@ -103,8 +103,11 @@ def start_repairing(server: LocalServer, say: Say = _quiet) -> None:
     """
     try:
         server.start()
-    except ServerError:
-        repaired = repair_journaled(server)
+    except ServerError as failed:
+        try:
+            repaired = repair_journaled(server)
+        except ServerError:
+            raise failed from None  # e.g. another pgwx holds it: its reason is the one to say
         if not repaired:
             raise
         say(
