@@ -228,7 +228,8 @@ def cmd_run(args: argparse.Namespace) -> int:
             say._print("cancelled before the run started")
         else:
             say._print(
-                f"cancelled: server settings restored, finished trials kept in run "
+                # what was and was not put back has been said, setting by setting, above
+                f"cancelled: finished trials kept in run "
                 f"{runner.run_id} (`pgwx report {runner.run_id}`)"
             )
         return 130

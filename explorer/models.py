@@ -210,6 +210,8 @@ class ServerInfo(BaseModel):
     """Connection string with any password replaced by ***."""
     bundled: bool
     capabilities: Capabilities
+    off_defaults: list[str] = []
+    """Risky settings off their defaults when the run began, not set by pgwx (described)."""
 
 
 # --------------------------------------------------------------------------- results

@@ -211,6 +211,11 @@ def to_markdown(record: RunRecord) -> str:
         lines.append("| " + " | ".join(cells) + " |")
     common, differ = settings_table(record)
     lines += ["", "≈ marks a ratio within the spread of the repeats (the ranges overlap).", ""]
+    if record.server.off_defaults:
+        lines.append(
+            "Off their defaults on this server, not set by pgwx: "
+            + "; ".join(record.server.off_defaults)
+        )
     lines += [MECHANISM_LEGEND, ""]
     lines += unknown_lines(summarize(record))
     if differ and any(differ.values()):

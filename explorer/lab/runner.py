@@ -27,13 +27,22 @@ from explorer.lab.availability import unavailable_reason
 from explorer.lab.environment import MachineLoad
 from explorer.lab.environment import capture as capture_environment
 from explorer.lab.environment import warnings as machine_warnings
+from explorer.lab.guard import (
+    drop_schema,
+    lost_connection,
+    lost_reason,
+    postmaster_start,
+    run_watched,
+    wait_for_server,
+)
+from explorer.lab.leftovers import auto_conf_path, foreign_notice, off_defaults, still_in_force
 from explorer.lab.mechanism import PhaseProbe
 from explorer.lab.results import ResultStore, new_run_id
 from explorer.lab.sampler import Sampler, SamplerNotice, TrialSampler
 from explorer.lab.settings import Journal, ServerSettings, settings_in_force
 from explorer.lab.sql import SCHEMA
 from explorer.lab.workloads import build_workload
-from explorer.lab.workloads.base import TrialContext, Workload, WorkloadError
+from explorer.lab.workloads.base import TrialContext, Workload, WorkloadError, session_settings
 from explorer.models import (
     Capabilities,
     Environment,
@@ -185,6 +194,8 @@ class Runner:
         self.caps: Capabilities | None = caps
         self._restarted_at = float("-inf")
         self._load = MachineLoad()
+        self._lost = False
+        self._auto_conf: str | None = None
 
     # ------------------------------------------------------------------ plumbing
     def clock(self) -> float:
@@ -240,8 +251,13 @@ class Runner:
                 caps = self.caps = await probe(conn, owned=self.target.owned)
             finally:
                 await conn.close()
+        journal = Journal(caps.system_identifier)
+        foreign = await self._look_at_settings(journal)
         server = ServerInfo(
-            dsn_masked=self.target.label(), bundled=self.target.owned, capabilities=caps
+            dsn_masked=self.target.label(),
+            bundled=self.target.owned,
+            capabilities=caps,
+            off_defaults=foreign,
         )
         record = RunRecord(
             id=self.run_id,
@@ -263,6 +279,8 @@ class Runner:
             )
         )
 
+        if foreign:
+            self._notice(foreign_notice(foreign), "warning")
         reasons = {
             v.name: unavailable_reason(
                 v.knobs, caps, allow_risky=self.options.allow_risky, workload=workload
@@ -279,7 +297,7 @@ class Runner:
             workdir=workdir,
             settings=ServerSettings(
                 self.target,
-                Journal(caps.system_identifier),
+                journal,
                 self._notice,
                 on_restart=self._mark_restart,
             ),
@@ -329,6 +347,8 @@ class Runner:
                 )
                 result = await self._trial(scope, variant, repeat)
                 trials.append(self._finish(result))
+                if self._lost and index < len(plan):
+                    await self._server_back()
         except asyncio.CancelledError:
             status, reason = "cancelled", "cancelled by the user"
             raise
@@ -367,6 +387,29 @@ class Runner:
         for line in env.warnings:
             self._notice(line, "warning")
         return env
+
+    async def _look_at_settings(self, journal: Journal) -> list[str]:
+        """Risky settings off their defaults that this pgwx did not set; where ALTER SYSTEM
+        writes (for a failed undo to name)."""
+        pending = journal.load()
+        conn = await self.target.connect("admin")
+        try:
+            self._auto_conf = await auto_conf_path(conn, self.target)
+            return await off_defaults(conn, lambda name: name not in pending)
+        finally:
+            await conn.close()
+
+    async def _put_back(self, scope: RunScope) -> None:
+        """Undo the server settings; when that fails, say what is still in force and where."""
+        try:
+            await scope.settings.restore(scope.contexts)
+        except Exception as exc:
+            left = scope.settings.journal.load()
+            why = one_sentence(exc)
+            if not left:
+                self._notice(f"could not finish restoring server settings: {why}", "error")
+            else:
+                self._notice(still_in_force(left, self._auto_conf, why), "error")
 
     def _finish(self, result: TrialResult) -> TrialResult:
         self._load.tick()
@@ -426,6 +469,7 @@ class Runner:
             emit=self._emit,
             settle=settle,
             clock=self.clock,
+            session_settings=session_settings(caps, workload.params),
         )
         result = TrialResult(
             run_id=self.run_id, variant=variant.name, repeat=repeat, status="ok", started_at=started
@@ -433,7 +477,7 @@ class Runner:
         try:
             if await scope.settings.apply(variant.knobs.server_settings(), scope.contexts):
                 self._notice("server restarted; reconnecting")
-            ctx.conn = await self.target.connect("work-main")
+            ctx.conn = await ctx.open("main")
             side = await self.target.connect("probe")
             ctx.extra_conns.append(side)
             sql = counters_sql(caps)
@@ -441,15 +485,29 @@ class Runner:
             if sampler is not None:
                 ctx.probe = PhaseProbe(sampler, side)
             result.settings = await settings_in_force(ctx.conn, list(WATCHED_GUCS))
-            await workload.trial(ctx)
+            booted = await postmaster_start(side)
+            await run_watched(
+                workload.trial(ctx),
+                lambda: [s for s in [ctx.conn, *ctx.extra_conns] if s is not None],
+                lambda pids: lost_reason(self.target, booted, pids),
+            )
         except asyncio.CancelledError:
             result.status, result.reason = "cancelled", "cancelled by the user"
             await asyncio.shield(self._stop_workload(ctx))
             result.phases = ctx.phases
             self._finish(result)
             raise
-        except (WorkloadError, asyncpg.PostgresError, ConnectError, OSError, RuntimeError) as exc:
+        except (
+            WorkloadError,
+            asyncpg.PostgresError,
+            asyncpg.InterfaceError,
+            asyncpg.exceptions.InternalClientError,
+            ConnectError,
+            OSError,
+            RuntimeError,
+        ) as exc:
             result.status, result.reason = "failed", one_sentence(exc)
+            self._lost = lost_connection(exc)
             self._notice(f"{variant.name} rep {repeat} failed: {result.reason}", "error")
             await self._stop_workload(ctx)
         else:
@@ -462,6 +520,23 @@ class Runner:
             await sampler.sample_now()
             result.stats = sampler.end_trial()
         return result
+
+    async def _drop_schema(self) -> None:
+        """Drop pgwx_lab without waiting forever on someone else's lock (then say whose)."""
+        conn = await self.target.connect("admin")
+        try:
+            blocked = await drop_schema(conn, SCHEMA)
+        finally:
+            await conn.close()
+        if blocked:
+            self._notice(blocked, "error")
+
+    async def _server_back(self) -> None:
+        """After a trial lost the server: wait until it answers, then go on with the next."""
+        self._lost = False
+        self._notice("waiting for the server to answer again before the next trial", "warning")
+        await wait_for_server(self.target)
+        self._notice("the server answers again; going on with the next trial")
 
     async def _stop_workload(self, ctx: TrialContext) -> None:
         """Cancel whatever pgwx's workload sessions are doing on the server, then close."""
@@ -479,9 +554,9 @@ class Runner:
             with contextlib.suppress(BaseException):
                 await sampler_task
         steps = [
-            ("restore server settings", scope.settings.restore(scope.contexts)),
+            ("restore server settings", self._put_back(scope)),
             ("clean up the workload", scope.workload.cleanup(self.target)),
-            (f"drop schema {SCHEMA}", self._admin(f"DROP SCHEMA IF EXISTS {SCHEMA} CASCADE")),
+            (f"drop schema {SCHEMA}", self._drop_schema()),
         ]
         for what, step in steps:
             try:

@@ -14,12 +14,17 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import asyncpg
+
+from explorer.lab.guard import drop_schema, end_orphans
+from explorer.lab.leftovers import repair_journaled
 from explorer.lab.results import ResultStore
 from explorer.lab.settings import Journal, ServerSettings
 from explorer.lab.sql import SCHEMA
 from explorer.models import Capabilities
 from explorer.server.capabilities import probe
 from explorer.server.connect import LIBPQ_ENV, Target
+from explorer.server.datadir import AUTO_CONF, ServerError
 from explorer.server.embedded import LocalServer
 
 Say = Callable[[str], None]
@@ -46,12 +51,26 @@ async def recover(target: Target, caps: Capabilities, notify: Callable[[str], No
         notify("put back settings left by an interrupted pgwx: " + ", ".join(restored))
     conn = await target.connect("admin")
     try:
+        await _end_orphans(conn, notify)
         if await conn.fetchval("SELECT to_regnamespace($1) IS NOT NULL", SCHEMA):
-            await conn.execute(f"DROP SCHEMA {SCHEMA} CASCADE")
-            notify(f"dropped schema {SCHEMA} left by an interrupted pgwx")
+            blocked = await drop_schema(conn, SCHEMA)
+            notify(blocked or f"dropped schema {SCHEMA} left by an interrupted pgwx")
     finally:
         await conn.close()
     return restored
+
+
+async def _end_orphans(conn: asyncpg.Connection, notify: Callable[[str], None]) -> None:
+    """End the statements a killed pgwx left running (they hold locks in its schema)."""
+    ended, live = await end_orphans(conn)
+    if ended:
+        notify("ended backends an interrupted pgwx left running: " + "; ".join(ended))
+    elif live:
+        notify(
+            "another pgwx is connected (backends "
+            + ", ".join(map(str, live))
+            + "), so its sessions are left alone"
+        )
 
 
 def resolve_target(dsn: str | None, data_dir: Path | None = None, say: Say = _quiet) -> Target:
@@ -68,8 +87,35 @@ def resolve_target(dsn: str | None, data_dir: Path | None = None, say: Say = _qu
     server = LocalServer(data_dir)
     if not server.is_running():
         say(f"starting bundled PostgreSQL {server.version} in {server.data_dir} …")
-    server.start()
+    start_repairing(server, say)
     return Target(bundled=server)
+
+
+def start_repairing(server: LocalServer, say: Say = _quiet) -> None:
+    """Start the bundled server; when it cannot start, take out what pgwx set and try again.
+
+    A value pgwx set with ALTER SYSTEM and journaled (say shared_buffers = '7TB') can keep
+    the server from starting, and recovery needs a running server; so it is removed from
+    postgresql.auto.conf offline, and the server started once more.
+
+    Raises:
+        ServerError: it still does not start (or pgwx set nothing there).
+    """
+    try:
+        server.start()
+    except ServerError as failed:
+        try:
+            repaired = repair_journaled(server)
+        except ServerError:
+            raise failed from None  # e.g. another pgwx holds it: its reason is the one to say
+        if not repaired:
+            raise
+        say(
+            f"PostgreSQL in {server.data_dir} could not start with what an interrupted pgwx "
+            f"set; removed {', '.join(repaired)} from {server.data_dir / AUTO_CONF} and "
+            "started it again"
+        )
+        server.start()
 
 
 @dataclass

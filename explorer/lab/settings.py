@@ -34,7 +34,8 @@ class Journal:
         self.path = (directory or state_dir()) / f"undo-{system_identifier}.json"
 
     def load(self) -> dict[str, dict[str, Any]]:
-        """Setting name → {"auto": previous postgresql.auto.conf value or None}."""
+        """Setting name → {"auto": previous postgresql.auto.conf value or None,
+        "set": the value pgwx set (absent in journals of older pgwx)}."""
         try:
             return dict(json.loads(self.path.read_text()))
         except FileNotFoundError:
@@ -47,13 +48,27 @@ class Journal:
         if not entries:
             self.path.unlink(missing_ok=True)
             return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        _private_dir(self.path.parent)
         tmp = self.path.with_suffix(".tmp")
-        with tmp.open("w") as f:
+        tmp.unlink(missing_ok=True)
+        with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w") as f:
             json.dump(entries, f, indent=1)
             f.flush()
             os.fsync(f.fileno())
         tmp.replace(self.path)
+
+
+def _private_dir(path: Path) -> None:
+    """Make the journal's directory, 0700: server names and settings are the user's business.
+
+    pgwx's own state directory is tightened if an older pgwx left it open; a directory named
+    by $PGWX_STATE_DIR that exists is the user's, and is left as it is.
+    """
+    if not path.exists():
+        path.mkdir(mode=0o700, parents=True)
+        path.chmod(0o700)  # mkdir's mode is filtered by the umask
+    elif not os.environ.get("PGWX_STATE_DIR") and path.stat().st_mode & 0o077:
+        path.chmod(0o700)
 
 
 # --------------------------------------------------------------------------- server settings
@@ -94,9 +109,10 @@ class ServerSettings:
             to_set = {n: v for n, v in wanted.items() if not _same(current.get(n), v)}
             if not to_set and not to_reset:
                 return False
-            for name in to_set:
+            for name, value in to_set.items():
                 if name not in pending:
                     pending[name] = {"auto": await _auto_conf_value(conn, name)}
+                pending[name]["set"] = value
             self.journal.save(pending)
             for name in to_reset:
                 await _alter_system(conn, name, pending[name]["auto"])

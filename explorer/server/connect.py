@@ -204,6 +204,7 @@ class Target:
         *,
         statement_timeout_ms: int | None = None,
         timeout: float | None = None,
+        settings: dict[str, str] | None = None,
     ) -> asyncpg.Connection:
         """Open one connection tagged `pgwx-<purpose>`; errors become one sentence.
 
@@ -211,17 +212,19 @@ class Target:
             purpose: Suffix of the application_name.
             statement_timeout_ms: The session's statement_timeout, if any.
             timeout: Seconds to wait; None means `connect_timeout()`.
+            settings: More settings the session starts with (GUC name → value).
         """
         kwargs = self.connect_kwargs()
         wait = self.connect_timeout() if timeout is None else timeout
-        settings = {
+        startup = {
             **kwargs.pop("server_settings", {}),
+            **(settings or {}),
             "application_name": f"{APP_PREFIX}-{purpose}",
         }
         if statement_timeout_ms is not None:
-            settings["statement_timeout"] = str(statement_timeout_ms)
+            startup["statement_timeout"] = str(statement_timeout_ms)
         try:
-            return await asyncpg.connect(**kwargs, timeout=wait, server_settings=settings)
+            return await asyncpg.connect(**kwargs, timeout=wait, server_settings=startup)
         except Exception as exc:
             raise ConnectError(explain_connect_error(exc, self.label(), wait)) from None
 

@@ -31,6 +31,16 @@ from explorer.models import (
 )
 from explorer.server.connect import APP_PREFIX, Target
 
+CHECK_INTERVAL = "2s"
+"""client_connection_check_interval of workload sessions: how soon an orphan is noticed."""
+
+MIN_STATEMENT_TIMEOUT_MS = 10 * 60 * 1000
+"""No workload statement is cut short before ten minutes, however small the profile."""
+
+MS_PER_UNIT = 1
+"""statement_timeout per row (or transaction) of the profile's size: 20 times an estimate
+of 20,000 rows a second, which even a slow disk beats."""
+
 
 class WorkloadError(PgwxError, RuntimeError):
     """A workload step failed; str() is one sentence."""
@@ -96,6 +106,9 @@ class TrialContext:
     phases: list[PhaseResult] = field(default_factory=list)
     extra_conns: list[asyncpg.Connection] = field(default_factory=list)
     processes: list[asyncio.subprocess.Process] = field(default_factory=list)
+    session_settings: dict[str, str] = field(default_factory=dict)
+    """Settings every workload session starts with, client tools' too (through PGOPTIONS):
+    the connection check and statement_timeout that keep it from outliving pgwx."""
 
     @property
     def db(self) -> asyncpg.Connection:
@@ -105,9 +118,13 @@ class TrialContext:
 
     async def connect(self, tag: str) -> asyncpg.Connection:
         """Another workload session, tagged pgwx-work-<tag>, closed after the trial."""
-        conn = await self.target.connect(f"work-{tag}")
+        conn = await self.open(tag)
         self.extra_conns.append(conn)
         return conn
+
+    async def open(self, tag: str) -> asyncpg.Connection:
+        """A session tagged pgwx-work-<tag> with `session_settings`, which the caller closes."""
+        return await self.target.connect(f"work-{tag}", settings=self.session_settings)
 
     @contextlib.asynccontextmanager
     async def phase(
@@ -213,6 +230,7 @@ class TrialContext:
             processes=self.processes,
             server_major=self.caps.major,
             pgoptions=pgoptions,
+            settings=self.session_settings,
         )
 
     async def close(self) -> None:
@@ -226,9 +244,18 @@ class TrialContext:
             await close_or_terminate(conn)
 
 
-async def write_copy_source(target: Target, path: Path, query: str, *args: Any) -> Path:
-    """Generate a load's input once, server-side, into a COPY text file (untimed prepare)."""
-    conn = await target.connect("prepare")
+async def write_copy_source(
+    target: Target,
+    path: Path,
+    query: str,
+    *args: Any,
+    settings: dict[str, str] | None = None,
+) -> Path:
+    """Generate a load's input once, server-side, into a COPY text file (untimed prepare).
+
+    `settings` are the session's (`session_settings`), so it cannot outlive pgwx.
+    """
+    conn = await target.connect("prepare", settings=settings)
     try:
         await conn.copy_from_query(query, *args, output=str(path))
     finally:
@@ -245,14 +272,17 @@ async def run_tool(
     processes: list[asyncio.subprocess.Process] | None = None,
     server_major: int | None = None,
     pgoptions: str | None = None,
+    settings: dict[str, str] | None = None,
 ) -> str:
     """Run pg_dump / pg_restore / pgbench (args[0], by name) against the target.
 
-    The tool's sessions carry `appname` (PGAPPNAME). Cancelling the caller kills the process.
+    The tool's sessions carry `appname` (PGAPPNAME) and `settings` (PGOPTIONS, after the
+    user's own). Cancelling the caller kills the process.
 
     Args:
         server_major: The server's major version, so the tool can match it (`Target.tool`).
-        pgoptions: Server settings for the tool's sessions (appended to PGOPTIONS).
+        pgoptions: More server settings for the tool's sessions, as PGOPTIONS text.
+        settings: The trial's session settings (timeouts), added to PGOPTIONS.
 
     Returns:
         The tool's stdout.
@@ -262,6 +292,8 @@ async def run_tool(
     """
     env = target.tool_env()
     env["PGAPPNAME"] = appname
+    if settings:
+        env["PGOPTIONS"] = pgoptions_with(settings, env.get("PGOPTIONS"))
     if pgoptions:
         env["PGOPTIONS"] = f"{env.get('PGOPTIONS', '')} {pgoptions}".strip()
     tool = target.tool(args[0], server_major)
@@ -322,6 +354,32 @@ def tool_failure(name: str, stderr: str, proc: asyncio.subprocess.Process) -> st
         return f"{name} failed: {last}"
     server = server.removeprefix(f"{name}: ").removeprefix("error: ")
     return f"{name} failed: {server} ({last})"
+
+
+def statement_timeout_ms(params: Params) -> int:
+    """The per-trial statement_timeout: 1 ms per unit of the profile's size, at least 10 min.
+
+    The size is the sum of the parameters that grow with --scale (rows, transactions).
+    """
+    units = sum(int(getattr(params, name)) for name in params.SCALED)
+    return max(MIN_STATEMENT_TIMEOUT_MS, units * MS_PER_UNIT)
+
+
+def session_settings(caps: Capabilities, params: Params) -> dict[str, str]:
+    """Settings every workload session of a trial starts with."""
+    settings = {"statement_timeout": str(statement_timeout_ms(params))}
+    if caps.major >= 14:
+        settings["client_connection_check_interval"] = CHECK_INTERVAL
+    return settings
+
+
+def pgoptions_with(settings: dict[str, str], existing: str | None = None) -> str:
+    """PGOPTIONS carrying `settings` to a client tool's sessions, after the user's own.
+
+    pg_restore sets statement_timeout to 0 itself; the connection check still applies.
+    """
+    opts = " ".join(f"-c {name}={value}" for name, value in settings.items())
+    return f"{existing} {opts}".strip() if existing else opts
 
 
 class Workload(ABC, Generic[P]):
@@ -385,7 +443,12 @@ class Workload(ABC, Generic[P]):
         """
         if self.source_sql is not None:
             query = self.source_sql.format(**self.params.model_dump())
-            self.source = await write_copy_source(target, workdir / f"{self.kind}.copy", query)
+            self.source = await write_copy_source(
+                target,
+                workdir / f"{self.kind}.copy",
+                query,
+                settings=session_settings(caps, self.params),
+            )
 
     @abstractmethod
     async def trial(self, ctx: TrialContext) -> None:

@@ -49,6 +49,7 @@ from explorer.lab.workloads.base import (
     Workload,
     WorkloadError,
     run_tool,
+    session_settings,
 )
 from explorer.models import (
     Capabilities,
@@ -364,7 +365,8 @@ class RestoreWorkload(Workload[RestoreParams]):
 
     async def prepare(self, target: Target, caps: Capabilities, workdir: Path) -> None:
         """Parent with one row, a filled child, and its data-only custom-format dump."""
-        conn = await target.connect("prepare")
+        guard = session_settings(caps, self.params)
+        conn = await target.connect("prepare", settings=guard)
         try:
             dbname = str(await conn.fetchval("SELECT current_database()"))
             await conn.execute(f"DROP TABLE IF EXISTS {CHILD}, {PARENT}")
@@ -392,6 +394,7 @@ class RestoreWorkload(Workload[RestoreParams]):
                 ],
                 appname=f"{APP_PREFIX}-prepare-dump",
                 server_major=caps.major,
+                settings=guard,
             )
             await conn.execute(f"DROP TABLE {CHILD}")
         finally:
