@@ -123,7 +123,10 @@ async def server_state(target: Target) -> dict[str, object]:
                 "WHERE sourcefile LIKE '%auto.conf' ORDER BY seqno"
             )
         ]
-        schema = await conn.fetchval("SELECT to_regnamespace('pgwx_lab') IS NOT NULL")
+        # bare pgwx_lab, or a run's own pgwx_lab_<run id>
+        schema = await conn.fetchval(
+            "SELECT EXISTS (SELECT FROM pg_namespace WHERE nspname LIKE 'pgwx\\_lab%')"
+        )
     finally:
         await conn.close()
     return {"settings": settings, "auto_conf": auto, "pgwx_lab": schema}

@@ -10,15 +10,15 @@ import pytest
 from explorer.lab.profiles import load_profile
 from explorer.lab.results import ResultStore
 from explorer.lab.workloads.restore import (
-    CHILD,
-    PARENT,
-    RESTORE_APP,
     CommitWatcher,
     RestoreWorkload,
     create_child_sql,
     fk_state,
     split_restore,
 )
+from explorer.lab.workloads.restore import child_table as _child
+from explorer.lab.workloads.restore import parent_table as _parent
+from explorer.lab.workloads.restore import restore_app as _restore_app
 from explorer.models import (
     FkTiming,
     Knobs,
@@ -133,16 +133,17 @@ async def test_ddl_builder_makes_the_asked_fk(pg18: Target) -> None:
     conn = await pg18.connect("test")
     try:
         await conn.execute("CREATE SCHEMA pgwx_lab")
-        await conn.execute(f"CREATE TABLE {PARENT} (id serial PRIMARY KEY, val text)")
+        parent, child = _parent(), _child()  # outside a run: bare pgwx_lab
+        await conn.execute(f"CREATE TABLE {parent} (id serial PRIMARY KEY, val text)")
         seen = {}
         for fk in FkTiming:
-            await conn.execute(f"DROP TABLE IF EXISTS {CHILD}")
+            await conn.execute(f"DROP TABLE IF EXISTS {child}")
             await conn.execute(create_child_sql(fk))
             seen[fk] = await fk_state(conn)
             deferrable = await conn.fetchval(
                 "SELECT condeferrable FROM pg_constraint "
                 "WHERE conrelid = $1::regclass AND contype = 'f'",
-                CHILD,
+                child,
             )
             if fk is FkTiming.DEFERRED:
                 assert deferrable is True
@@ -173,7 +174,7 @@ async def test_watcher_sees_a_slow_commit(pg18: Target, copy_progress: bool) -> 
             CREATE CONSTRAINT TRIGGER slow AFTER INSERT ON pgwx_lab.t
               DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION pgwx_lab.slow();
         """)
-        watcher = CommitWatcher(watch, RESTORE_APP, expected_rows=1, copy_progress=copy_progress)
+        watcher = CommitWatcher(watch, _restore_app(), expected_rows=1, copy_progress=copy_progress)
         stop = asyncio.Event()
         task = asyncio.create_task(watcher.run(stop))
         async with watched.transaction():

@@ -15,7 +15,7 @@ import datetime as dt
 import shutil
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,10 +24,11 @@ import asyncpg
 
 from explorer.errors import UsageError
 from explorer.lab.availability import unavailable_reason
+from explorer.lab.owner import RunOwner
 from explorer.lab.results import ResultStore, new_run_id
 from explorer.lab.sampler import Sampler, SamplerNotice, TrialSampler
 from explorer.lab.settings import Journal, ServerSettings, settings_in_force
-from explorer.lab.sql import SCHEMA
+from explorer.lab.sql import run_scope, schema, work_prefix, work_purpose
 from explorer.lab.workloads import build_workload
 from explorer.lab.workloads.base import TrialContext, Workload, WorkloadError
 from explorer.models import (
@@ -92,6 +93,8 @@ class RunScope:
     """Setting name → pg_settings.context, to know which changes need a restart."""
     sampler: TrialSampler | None = None
     """The statistics sampler, None when sampling is off."""
+    owner: RunOwner | None = None
+    """The session holding the run's advisory locks (settings lock only if it changes any)."""
 
 
 def interleave(variants: list[Variant], repeats: int) -> list[tuple[Variant, int]]:
@@ -212,7 +215,17 @@ class Runner:
 
         Cancelling the task that awaits this cancels the statement on the server, undoes
         every knob, stores the run as cancelled and then re-raises CancelledError.
+
+        The run works in its own schema and tags its sessions with its id (see
+        `explorer.lab.sql.run_scope`), so another pgwx on the same server is left alone.
+
+        Raises:
+            ServerBusy: the run would change server settings while another pgwx's are in force.
         """
+        with run_scope(self.run_id):
+            return await self._run(emit)
+
+    async def _run(self, emit: Callable[[Event], None] | None) -> RunRecord:
         self._emit_out = emit or (lambda _e: None)
         self._t0 = time.perf_counter()
         plan = self.plan()
@@ -224,6 +237,18 @@ class Runner:
                 caps = self.caps = await probe(conn, owned=self.target.owned)
             finally:
                 await conn.close()
+        reasons = {
+            v.name: unavailable_reason(
+                v.knobs, caps, allow_risky=self.options.allow_risky, workload=workload
+            )
+            for v, _ in plan
+        }
+        owner = RunOwner(self.target, self.run_id)
+        # Only a run that changes server settings takes the server-wide lock, and only such
+        # a run may touch settings at all (another pgwx's may be in force).
+        await owner.open(
+            settings=any(v.knobs.server_settings() and not reasons[v.name] for v, _ in plan)
+        )
         server = ServerInfo(
             dsn_masked=self.target.label(), bundled=self.target.owned, capabilities=caps
         )
@@ -234,7 +259,11 @@ class Runner:
             server=server,
             started_at=dt.datetime.now(dt.UTC),
         )
-        self.store.begin_run(record)
+        try:
+            self.store.begin_run(record)
+        except BaseException:
+            await owner.close()
+            raise
         self._emit(
             RunStarted(
                 at=self.clock(),
@@ -245,12 +274,6 @@ class Runner:
             )
         )
 
-        reasons = {
-            v.name: unavailable_reason(
-                v.knobs, caps, allow_risky=self.options.allow_risky, workload=workload
-            )
-            for v, _ in plan
-        }
         for name, why in reasons.items():
             if why:
                 self._notice(f"{name}: not available here: {why}", "warning")
@@ -267,17 +290,23 @@ class Runner:
             ),
             contexts={n: g.context for n, g in caps.gucs.items()},
             sampler=(
-                Sampler(self.target, caps, interval=self.options.sample_interval)
+                Sampler(
+                    self.target,
+                    caps,
+                    interval=self.options.sample_interval,
+                    workload_app_prefix=work_prefix(),
+                )
                 if self.options.sample
                 else None
             ),
+            owner=owner,
         )
         sampler_task: asyncio.Task[None] | None = None
         status: RunStatus = "finished"
         reason: str | None = None
         trials: list[TrialResult] = []
         try:
-            await self._admin(f"CREATE SCHEMA IF NOT EXISTS {SCHEMA}")
+            await self._admin(f"CREATE SCHEMA IF NOT EXISTS {schema()}")
             self._notice(f"preparing {workload.kind} data")
             await workload.prepare(self.target, caps, scope.workdir)
             if scope.sampler is not None:
@@ -386,9 +415,14 @@ class Runner:
             run_id=self.run_id, variant=variant.name, repeat=repeat, status="ok", started_at=started
         )
         try:
-            if await scope.settings.apply(variant.knobs.server_settings(), scope.contexts):
+            owner = scope.owner
+            if (owner is None or owner.settings) and await scope.settings.apply(
+                variant.knobs.server_settings(), scope.contexts
+            ):
                 self._notice("server restarted; reconnecting")
-            ctx.conn = await self.target.connect("work-main")
+                if owner is not None:
+                    await owner.ensure()
+            ctx.conn = await self.target.connect(work_purpose("main"))
             side = await self.target.connect("probe")
             ctx.extra_conns.append(side)
             sql = counters_sql(caps)
@@ -417,12 +451,17 @@ class Runner:
         return result
 
     async def _stop_workload(self, ctx: TrialContext) -> None:
-        """Cancel whatever pgwx's workload sessions are doing on the server, then close."""
+        """End this run's workload sessions on the server (no other pgwx's), then close."""
         with contextlib.suppress(Exception):
-            await self._admin(
-                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-                "WHERE application_name LIKE 'pgwx-work%' AND pid <> pg_backend_pid()"
-            )
+            conn = await self.target.connect("admin")
+            try:
+                await conn.execute(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                    "WHERE starts_with(application_name, $1) AND pid <> pg_backend_pid()",
+                    work_prefix(),
+                )
+            finally:
+                await conn.close()
         await ctx.close()
 
     async def _wind_down(self, scope: RunScope, sampler_task: asyncio.Task[None] | None) -> None:
@@ -431,14 +470,18 @@ class Runner:
             sampler_task.cancel()
             with contextlib.suppress(BaseException):
                 await sampler_task
-        steps = [
-            ("restore server settings", scope.settings.restore(scope.contexts)),
+        owner = scope.owner
+        steps: list[tuple[str, Coroutine[Any, Any, object]]] = [
             ("clean up the workload", scope.workload.cleanup(self.target)),
-            (f"drop schema {SCHEMA}", self._admin(f"DROP SCHEMA IF EXISTS {SCHEMA} CASCADE")),
+            (f"drop schema {schema()}", self._admin(f"DROP SCHEMA IF EXISTS {schema()} CASCADE")),
         ]
+        if owner is None or owner.settings:
+            steps.insert(0, ("restore server settings", scope.settings.restore(scope.contexts)))
         for what, step in steps:
             try:
                 await step
             except Exception as exc:
                 self._notice(f"could not {what}: {one_sentence(exc)}", "error")
+        if owner is not None:
+            await owner.close()
         shutil.rmtree(scope.workdir, ignore_errors=True)

@@ -14,9 +14,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import asyncpg
+
+from explorer.lab.owner import LOCK_CLASS, SETTINGS_KEY, lock_holders, run_key, settings_holder
 from explorer.lab.results import ResultStore
 from explorer.lab.settings import Journal, ServerSettings
-from explorer.lab.sql import SCHEMA
+from explorer.lab.sql import SCHEMA, run_of_schema
 from explorer.models import Capabilities
 from explorer.server.capabilities import probe
 from explorer.server.connect import LIBPQ_ENV, Target
@@ -30,28 +33,60 @@ def _quiet(_message: str) -> None:
     """A `Say` that says nothing."""
 
 
+_UNLOCK = "SELECT pg_advisory_unlock($1, $2)"
+
+
 def uses_user_server(dsn: str | None) -> bool:
     """Whether the user named a server (`--dsn` or a libpq variable) instead of the bundled one."""
     return bool(dsn or any(os.environ.get(v) for v in LIBPQ_ENV))
 
 
 async def recover(target: Target, caps: Capabilities, notify: Callable[[str], None]) -> list[str]:
-    """Undo what a pgwx that died mid-run left on this server: settings and pgwx_lab."""
+    """Undo what a pgwx that died mid-run left on this server: settings and its schemas.
+
+    Only what dead runs left is touched: the journal is replayed only while no live pgwx
+    holds the settings lock, and a run's schema is dropped only when its lock is free.
+    """
     restored: list[str] = []
-    journal = Journal(caps.system_identifier)
-    if journal.load():
-        settings = ServerSettings(target, journal, notify)
-        contexts = {n: g.context for n, g in caps.gucs.items()}
-        restored = await settings.restore(contexts)
-        notify("put back settings left by an interrupted pgwx: " + ", ".join(restored))
     conn = await target.connect("admin")
     try:
-        if await conn.fetchval("SELECT to_regnamespace($1) IS NOT NULL", SCHEMA):
-            await conn.execute(f"DROP SCHEMA {SCHEMA} CASCADE")
-            notify(f"dropped schema {SCHEMA} left by an interrupted pgwx")
+        journal = Journal(caps.system_identifier)
+        if journal.load():
+            if await conn.fetchval("SELECT pg_try_advisory_lock($1, $2)", LOCK_CLASS, SETTINGS_KEY):
+                try:
+                    settings = ServerSettings(target, journal, notify)
+                    contexts = {n: g.context for n, g in caps.gucs.items()}
+                    restored = await settings.restore(contexts)
+                finally:
+                    await conn.execute(
+                        "SELECT pg_advisory_unlock($1, $2)", LOCK_CLASS, SETTINGS_KEY
+                    )
+                notify("put back settings left by an interrupted pgwx: " + ", ".join(restored))
+            else:
+                holder = await settings_holder(conn)
+                notify(f"server settings stay as they are: another pgwx ({holder}) is running")
+        for name in await dead_schemas(conn):
+            await conn.execute(f'DROP SCHEMA "{name}" CASCADE')
+            notify(f"dropped schema {name} left by an interrupted pgwx")
     finally:
         await conn.close()
     return restored
+
+
+async def dead_schemas(conn: asyncpg.Connection) -> list[str]:
+    """pgwx schemas whose run is gone (its lock is free), and the unowned legacy `pgwx_lab`."""
+    names = await conn.fetch(
+        "SELECT nspname FROM pg_namespace WHERE nspname = $1 OR starts_with(nspname, $2)",
+        SCHEMA,
+        f"{SCHEMA}_",
+    )
+    live = await lock_holders(conn)
+    dead = []
+    for row in names:
+        run = run_of_schema(row["nspname"])
+        if run is None or run_key(run) not in live:
+            dead.append(str(row["nspname"]))
+    return dead
 
 
 def resolve_target(dsn: str | None, data_dir: Path | None = None, say: Say = _quiet) -> Target:

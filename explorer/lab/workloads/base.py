@@ -16,7 +16,7 @@ import asyncpg
 from pydantic import BaseModel, ConfigDict
 
 from explorer.errors import PgwxError
-from explorer.lab.sql import close_or_terminate, table_name
+from explorer.lab.sql import close_or_terminate, table_name, work_app, work_purpose
 from explorer.models import (
     Capabilities,
     Event,
@@ -26,7 +26,7 @@ from explorer.models import (
     PhaseStarted,
     TableKind,
 )
-from explorer.server.connect import APP_PREFIX, Target
+from explorer.server.connect import Target
 
 
 class WorkloadError(PgwxError, RuntimeError):
@@ -89,8 +89,8 @@ class TrialContext:
         return self.conn
 
     async def connect(self, tag: str) -> asyncpg.Connection:
-        """Another workload session, tagged pgwx-work-<tag>, closed after the trial."""
-        conn = await self.target.connect(f"work-{tag}")
+        """Another workload session, tagged pgwx-work-<run id>-<tag>, closed after the trial."""
+        conn = await self.target.connect(work_purpose(tag))
         self.extra_conns.append(conn)
         return conn
 
@@ -143,10 +143,10 @@ class TrialContext:
     ) -> str:
         """Run a client tool for this trial (see `run_tool`); killed if the trial is cancelled.
 
-        Its sessions are tagged pgwx-work-<tool> unless `appname` says otherwise, so the
+        Its sessions are tagged pgwx-work-<run id>-<tool> unless `appname` says otherwise, so the
         sampler sees them and a cancel can end them.
         """
-        name = appname or f"{APP_PREFIX}-work-{Path(args[0]).name}"
+        name = appname or work_app(Path(args[0]).name)
         return await run_tool(
             self.target, args, appname=name, stdin=stdin, processes=self.processes
         )
