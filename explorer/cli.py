@@ -9,6 +9,7 @@ import argparse
 import asyncio
 import logging
 import os
+import signal
 import sys
 import time
 from collections.abc import Callable
@@ -17,10 +18,11 @@ from typing import Any
 
 from explorer import paths
 from explorer.errors import PgwxError, UsageError
+from explorer.lab.owner import ServerBusy
 from explorer.lab.profiles import ProfileError, list_profiles, load_profile
 from explorer.lab.report import FORMATS, render
 from explorer.lab.results import ResultStore
-from explorer.lab.session import Session
+from explorer.lab.session import Session, resolve_target, restore_pending
 from explorer.lab.stream import LEVEL_MARK, narrate, paced
 from explorer.lab.units import human_bytes
 from explorer.models import (
@@ -32,10 +34,14 @@ from explorer.models import (
     SampleTaken,
     TrialEnded,
 )
-from explorer.server.connect import LIBPQ_ENV
+from explorer.server.capabilities import probe
+from explorer.server.connect import LIBPQ_ENV, Target
 from explorer.server.embedded import LocalServer
 
 __all__ = ["LIBPQ_ENV", "build_parser", "main"]
+
+TERMINATING_SIGNALS = (signal.SIGHUP, signal.SIGTERM)
+"""Signals that end `pgwx run` the careful way (a dropped SSH session, a kill)."""
 
 LOG_NAME = "pgwx.log"
 """File under the state directory where a programming error's traceback is written."""
@@ -109,6 +115,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     rpl.add_argument("--headless", action="store_true", help="print instead of opening the app")
     sub.add_parser("profiles", help="list the shipped profiles")
+    rst = sub.add_parser(
+        "restore",
+        help="put back server settings an interrupted pgwx left changed (runs nothing else)",
+    )
+    _server_args(rst)
     srv = sub.add_parser("server", help="start, stop or show the bundled server")
     srv.add_argument("action", choices=["start", "stop", "status"])
     srv.add_argument("--data-dir", type=Path)
@@ -172,6 +183,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     )
     runner: Runner | None = None
     session: Session | None = None
+    received: list[int] = []
     try:
         session = Session.resolve(
             store,
@@ -183,6 +195,18 @@ def cmd_run(args: argparse.Namespace) -> int:
 
         async def open_and_run(session: Session) -> Any:
             nonlocal runner
+            # A dropped SSH session (SIGHUP) or a kill (SIGTERM) does what Ctrl-C does:
+            # cancel, undo, stop the server pgwx started; then exit 128 + the signal.
+            main = asyncio.current_task()
+            loop = asyncio.get_running_loop()
+            for signo in TERMINATING_SIGNALS:
+
+                def on_signal(signo: int = signo) -> None:
+                    received.append(signo)
+                    if main is not None:
+                        main.cancel()
+
+                loop.add_signal_handler(signo, on_signal)
             caps: Capabilities = await session.open(lambda m: say._print(f"  ! {m}"))
             runner = Runner(
                 session.target,
@@ -194,7 +218,12 @@ def cmd_run(args: argparse.Namespace) -> int:
             return await runner.run(say)
 
         record = asyncio.run(open_and_run(session))
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        if received:
+            what = signal.Signals(received[0]).name
+            done = f"run {runner.run_id} cancelled" if runner is not None else "nothing ran"
+            say._print(f"{what}: {done}; server settings put back")
+            return 128 + received[0]
         if runner is None:
             say._print("cancelled before the run started")
         else:
@@ -290,12 +319,52 @@ def cmd_profiles(_args: argparse.Namespace) -> int:
     return 0
 
 
+async def _restore(target: Target, say: Callable[[str], None]) -> list[str]:
+    """Probe the server and put back what its journal holds (see `restore_pending`)."""
+    conn = await target.connect("admin")
+    try:
+        caps = await probe(conn, owned=target.owned)
+    finally:
+        await conn.close()
+    return await restore_pending(target, caps, say)
+
+
+def _put_back(target: Target) -> None:
+    """Before `pgwx server start|stop` hands the server over: undo an interrupted run."""
+    try:
+        restored = asyncio.run(_restore(target, lambda m: print(f"pgwx: {m}", file=sys.stderr)))
+    except ServerBusy as exc:
+        print(f"pgwx: {exc}", file=sys.stderr)
+        return
+    if restored:
+        print(f"put back {', '.join(restored)} (left changed by an interrupted run)")
+
+
+def cmd_restore(args: argparse.Namespace) -> int:
+    """`pgwx restore`: put back what an interrupted run left changed, and nothing else."""
+    target = resolve_target(args.dsn, args.data_dir, lambda m: print(m, file=sys.stderr))
+    try:
+        restored = asyncio.run(_restore(target, lambda m: print(f"pgwx: {m}", file=sys.stderr)))
+    finally:
+        server = target.bundled
+        if server is not None and server.started_here and not args.keep_server:
+            server.stop()
+    if restored:
+        print(f"put back {', '.join(restored)} on {target.label()}")
+    else:
+        print(f"nothing to put back on {target.label()}")
+    return 0
+
+
 def cmd_server(args: argparse.Namespace) -> int:
     server = LocalServer(args.data_dir)
     if args.action == "start":
         server.start()
+        _put_back(Target(bundled=server))
         print(f"{server.label()} running in {server.data_dir}")
     elif args.action == "stop":
+        if server.is_running():
+            _put_back(Target(bundled=server))
         server.stop()
         print(f"stopped {server.data_dir}")
     else:
@@ -335,6 +404,7 @@ def main(argv: list[str] | None = None) -> int:
         "replay": cmd_replay,
         "profiles": cmd_profiles,
         "server": cmd_server,
+        "restore": cmd_restore,
     }
     try:
         if args.command is None:

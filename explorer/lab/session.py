@@ -16,9 +16,17 @@ from pathlib import Path
 
 import asyncpg
 
-from explorer.lab.owner import LOCK_CLASS, SETTINGS_KEY, lock_holders, run_key, settings_holder
+from explorer.lab.owner import (
+    LOCK_CLASS,
+    SETTINGS_KEY,
+    ServerBusy,
+    busy_sentence,
+    lock_holders,
+    run_key,
+    settings_holder,
+)
 from explorer.lab.results import ResultStore
-from explorer.lab.settings import Journal, ServerSettings
+from explorer.lab.settings import Journal, JournalUnreadable, ServerSettings
 from explorer.lab.sql import SCHEMA, run_of_schema
 from explorer.models import Capabilities
 from explorer.server.capabilities import probe
@@ -71,6 +79,49 @@ async def recover(target: Target, caps: Capabilities, notify: Callable[[str], No
     finally:
         await conn.close()
     return restored
+
+
+UNSAFE_IF_LOST = ("fsync", "full_page_writes", "synchronous_commit")
+"""Settings whose journal entry, if lost, is put back to the server default (the safe side)."""
+
+
+async def restore_pending(
+    target: Target, caps: Capabilities, notify: Callable[[str], None]
+) -> list[str]:
+    """`pgwx restore`: put back whatever the journal holds for this server, damaged or not.
+
+    From a damaged journal, every entry that can still be read is put back; fsync,
+    full_page_writes and synchronous_commit left off in postgresql.auto.conf go back to the
+    server default. The damaged file is kept beside the journal as `.corrupt-<time>`.
+
+    Raises:
+        ServerBusy: another live pgwx has settings in force (its journal is not ours to undo).
+    """
+    journal = Journal(caps.system_identifier)
+    conn = await target.connect("admin")
+    try:
+        holder = await settings_holder(conn)
+        if holder is not None:
+            raise ServerBusy(busy_sentence(holder))
+        try:
+            journal.load()
+        except JournalUnreadable:
+            entries = journal.salvage()
+            for name in UNSAFE_IF_LOST:
+                left = await conn.fetchval(
+                    """SELECT setting FROM pg_file_settings
+                       WHERE name = $1 AND sourcefile LIKE '%postgresql.auto.conf'
+                       ORDER BY seqno DESC LIMIT 1""",
+                    name,
+                )
+                if name not in entries and left in ("off", "false", "0"):
+                    entries[name] = {"auto": None}
+            aside = journal.set_aside()
+            journal.save(entries)
+            notify(f"the damaged journal is kept as {aside}")
+    finally:
+        await conn.close()
+    return await recover(target, caps, notify)
 
 
 async def dead_schemas(conn: asyncpg.Connection) -> list[str]:
