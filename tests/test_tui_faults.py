@@ -20,7 +20,7 @@ from explorer.server.embedded import LocalServer
 from explorer.tui.app import PgwxApp
 from explorer.tui.widgets.header import UNDO_PENDING, ServerHeader
 from tests.conftest import server_state
-from tests.test_tui import connected, wait_for
+from tests.test_tui import connected, log_text, wait_for
 
 
 @pytest.fixture
@@ -125,3 +125,19 @@ async def test_signal_quits_the_app_like_q(
     assert app.signal_received == signo
     assert store.load("latest").status == "cancelled"
     assert await server_state(pg18) == before
+
+
+async def test_orphan_bundled_server_is_named_and_stopped_on_quit(
+    later_server: LocalServer, store: ResultStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("PGHOST", "PGPORT", "PGUSER", "PGDATABASE", "PGSERVICE"):
+        monkeypatch.delenv(name, raising=False)
+    later_server.start()
+    later_server.release()  # what a pgwx that died leaves: running, held by nobody
+    app = PgwxApp(data_dir=later_server.data_dir, store=store)
+    async with app.run_test(size=(120, 36)) as pilot:
+        lab = await connected(pilot)
+        assert "leftrunningbyanearlierpgwx" in log_text(lab)
+        await pilot.press("q")
+        await wait_for(pilot, lambda: not app.is_running, 60)
+    assert not later_server.is_running()
