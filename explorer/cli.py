@@ -184,6 +184,15 @@ def cmd_run(args: argparse.Namespace) -> int:
     runner: Runner | None = None
     session: Session | None = None
     received: list[int] = []
+
+    def note_signal(signo: int, _frame: object) -> None:
+        # Outside the event loop (starting or stopping the server) a signal only counts:
+        # cutting those short would leave a server nobody stops.
+        received.append(signo)
+
+    previous = {signo: signal.getsignal(signo) for signo in TERMINATING_SIGNALS}
+    for signo in TERMINATING_SIGNALS:
+        signal.signal(signo, note_signal)
     try:
         session = Session.resolve(
             store,
@@ -207,6 +216,8 @@ def cmd_run(args: argparse.Namespace) -> int:
                         main.cancel()
 
                 loop.add_signal_handler(signo, on_signal)
+            if received:
+                raise asyncio.CancelledError  # it came while the server was starting
             caps: Capabilities = await session.open(lambda m: say._print(f"  ! {m}"))
             runner = Runner(
                 session.target,
@@ -233,9 +244,16 @@ def cmd_run(args: argparse.Namespace) -> int:
             )
         return 130
     finally:
+        for signo in TERMINATING_SIGNALS:
+            signal.signal(signo, note_signal)  # the loop's handlers went with it
         if session is not None:
             session.release(say._print)
         store.close()
+        for signo, handler in previous.items():
+            signal.signal(signo, signal.SIG_DFL if handler is None else handler)
+    if received:  # it came while the server was being stopped: the run itself is stored
+        say._print(f"{signal.Signals(received[0]).name}: run {record.id} is stored")
+        return 128 + received[0]
     print(render(record, args.format), end="")
     say._print(f"saved as run {record.id}; `pgwx report {record.id} --format csv|json`")
     return 0 if record.status == "finished" else 1
