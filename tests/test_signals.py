@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shlex
 import shutil
 import signal
+import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -123,3 +126,66 @@ async def test_pgwx_run_signal_undoes_then_exits(
         assert left == 0
     finally:
         server.stop()
+
+
+def tmux(*args: str) -> str:
+    return subprocess.run(["tmux", *args], capture_output=True, text=True, check=True).stdout
+
+
+def wait_until(check: Callable[[], bool], what: str) -> None:
+    deadline = time.monotonic() + WAIT
+    while not check():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.2)
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+def test_closing_the_terminal_mid_run_puts_the_server_back(data_dir: Path, tmp_path: Path) -> None:
+    """A killed tmux session (SIGHUP, terminal gone): undo, stop the server, exit."""
+    session = f"pgwx-test-{os.getpid()}"
+    env = child_env(tmp_path)
+    exports = [
+        f"{k}={shlex.quote(v)}" for k, v in env.items() if k.startswith(("PY", "XDG", "PGWX"))
+    ]
+    command = " ".join(
+        [*exports, shlex.quote(sys.executable), "-m explorer.cli --data-dir", str(data_dir)]
+    )
+    subprocess.run(
+        ["tmux", "new-session", "-d", "-s", session, "-x", "120", "-y", "36", command],
+        check=True,
+        cwd=WORKTREE,
+    )
+    auto = data_dir / "postgresql.auto.conf"
+
+    def pane() -> str:
+        return tmux("capture-pane", "-p", "-t", session)
+
+    try:
+        wait_until(lambda: "superuser" in pane(), "the app on its server")
+        tmux("send-keys", "-t", session, "C-p")
+        wait_until(lambda: "Run matrix" in pane(), "the command palette")
+        tmux("send-keys", "-t", session, "Profile: durability")
+        wait_until(lambda: "Profile: durability" in pane(), "the profile entry")
+        tmux("send-keys", "-t", session, "Enter")
+        wait_until(lambda: "Durability" in pane(), "the durability profile")
+        tmux("send-keys", "-t", session, "m")
+        wait_until(
+            lambda: auto.exists() and "synchronous_commit" in auto.read_text(),
+            "synchronous_commit=off in force",
+        )
+        pid = int(tmux("display-message", "-p", "-t", session, "#{pane_pid}"))
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
+
+    def gone() -> bool:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        return False
+
+    wait_until(gone, "pgwx to exit after its terminal closed")
+    assert not LocalServer(data_dir).is_running()
+    text = auto.read_text()
+    assert "fsync" not in text and "synchronous_commit" not in text, text
+    assert not list((tmp_path / "state").glob("undo-*.json"))

@@ -351,4 +351,5 @@ class RunController(Widget):
             )
             with contextlib.suppress(WorkerCancelled, WorkerFailed):
                 await stop.wait()
+        self.pgwx.put_back.set()
         self.app.exit()
