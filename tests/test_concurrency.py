@@ -145,3 +145,15 @@ async def test_second_pgwx_changing_settings_is_refused_naming_the_first(
     ended = [e.result for e in events if isinstance(e, TrialEnded)]
     assert ended and ended[-1].status == "cancelled"
     assert await server_state(pg18) == before
+
+
+def test_a_runs_sessions_match_its_own_prefix_only() -> None:
+    from explorer.lab.sql import run_scope, schema, work_app, work_prefix
+
+    with run_scope("20261122-030405-ab12"):
+        mine, prefix, own = work_app("main"), work_prefix(), schema()
+        with run_scope("20261122-030405-cd34"):
+            other = work_app("main")
+    assert mine.startswith(prefix) and not other.startswith(prefix)
+    assert own == "pgwx_lab_20261122_030405_ab12" and schema() == "pgwx_lab"
+    assert len(work_app("pgbench")) < 64
