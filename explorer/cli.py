@@ -9,6 +9,7 @@ import argparse
 import asyncio
 import logging
 import os
+import signal
 import sys
 import time
 from collections.abc import Callable
@@ -18,10 +19,11 @@ from typing import Any
 from explorer import paths
 from explorer.errors import PgwxError
 from explorer.lab.limits import MAX_BYTES, MAX_ROWS, check_sizes
+from explorer.lab.owner import ServerBusy
 from explorer.lab.profiles import ProfileError, ProfileShadowed, list_profiles, load_profile
 from explorer.lab.report import FORMATS, render
 from explorer.lab.results import ResultStore
-from explorer.lab.session import Session
+from explorer.lab.session import Session, restore_pending
 from explorer.lab.stream import LEVEL_MARK, narrate, paced
 from explorer.lab.units import human_bytes
 from explorer.models import (
@@ -33,10 +35,14 @@ from explorer.models import (
     SampleTaken,
     TrialEnded,
 )
-from explorer.server.connect import LIBPQ_ENV
+from explorer.server.capabilities import probe
+from explorer.server.connect import LIBPQ_ENV, Target
 from explorer.server.embedded import LocalServer
 
 __all__ = ["LIBPQ_ENV", "build_parser", "main"]
+
+TERMINATING_SIGNALS = (signal.SIGHUP, signal.SIGTERM)
+"""Signals that end `pgwx run` the careful way (a dropped SSH session, a kill)."""
 
 LOG_NAME = "pgwx.log"
 """File under the state directory where a programming error's traceback is written."""
@@ -131,6 +137,11 @@ def build_parser() -> argparse.ArgumentParser:
     chk = sub.add_parser("check", help="validate a profile against a server without running it")
     chk.add_argument("profile", help="a .toml path or a profile name")
     _server_args(chk, sub=True)
+    rst = sub.add_parser(
+        "restore",
+        help="put back server settings an interrupted pgwx left changed (runs nothing else)",
+    )
+    _server_args(rst, sub=True)
     srv = sub.add_parser("server", help="start, stop or show the bundled server")
     srv.add_argument("action", choices=["start", "stop", "status"])
     srv.add_argument("--data-dir", type=Path, default=argparse.SUPPRESS)
@@ -201,6 +212,16 @@ def cmd_run(args: argparse.Namespace) -> int:
     )
     runner: Runner | None = None
     session: Session | None = None
+    received: list[int] = []
+
+    def note_signal(signo: int, _frame: object) -> None:
+        # Outside the event loop (starting or stopping the server) a signal only counts:
+        # cutting those short would leave a server nobody stops.
+        received.append(signo)
+
+    previous = {signo: signal.getsignal(signo) for signo in TERMINATING_SIGNALS}
+    for signo in TERMINATING_SIGNALS:
+        signal.signal(signo, note_signal)
     try:
         session = Session.resolve(
             store,
@@ -212,6 +233,20 @@ def cmd_run(args: argparse.Namespace) -> int:
 
         async def open_and_run(session: Session) -> Any:
             nonlocal runner
+            # A dropped SSH session (SIGHUP) or a kill (SIGTERM) does what Ctrl-C does:
+            # cancel, undo, stop the server pgwx started; then exit 128 + the signal.
+            main = asyncio.current_task()
+            loop = asyncio.get_running_loop()
+            for signo in TERMINATING_SIGNALS:
+
+                def on_signal(signo: int = signo) -> None:
+                    received.append(signo)
+                    if main is not None:
+                        main.cancel()
+
+                loop.add_signal_handler(signo, on_signal)
+            if received:
+                raise asyncio.CancelledError  # it came while the server was starting
             caps: Capabilities = await session.open(lambda m: say._print(f"  ! {m}"))
             runner = Runner(
                 session.target,
@@ -223,7 +258,12 @@ def cmd_run(args: argparse.Namespace) -> int:
             return await runner.run(say)
 
         record = asyncio.run(open_and_run(session))
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        if received:
+            what = signal.Signals(received[0]).name
+            done = f"run {runner.run_id} cancelled" if runner is not None else "nothing ran"
+            say._print(f"{what}: {done}; server settings put back")
+            return 128 + received[0]
         if runner is None:
             say._print("cancelled before the run started")
         else:
@@ -234,9 +274,16 @@ def cmd_run(args: argparse.Namespace) -> int:
             )
         return 130
     finally:
+        for signo in TERMINATING_SIGNALS:
+            signal.signal(signo, note_signal)  # the loop's handlers went with it
         if session is not None:
             session.release(say._print)
         store.close()
+        for signo, handler in previous.items():
+            signal.signal(signo, signal.SIG_DFL if handler is None else handler)
+    if received:  # it came while the server was being stopped: the run itself is stored
+        say._print(f"{signal.Signals(received[0]).name}: run {record.id} is stored")
+        return 128 + received[0]
     print(render(record, args.format), end="")
     say._print(f"saved as run {record.id}; `pgwx report {record.id} --format csv|json`")
     return 0 if record.status == "finished" else 1
@@ -360,12 +407,56 @@ def cmd_check(args: argparse.Namespace) -> int:
     return 0 if report.ok else 1
 
 
+async def _restore(target: Target, say: Callable[[str], None]) -> list[str]:
+    """Probe the server and put back what its journal holds (see `restore_pending`)."""
+    conn = await target.connect("admin")
+    try:
+        caps = await probe(conn, owned=target.owned)
+    finally:
+        await conn.close()
+    return await restore_pending(target, caps, say)
+
+
+def _put_back(target: Target) -> None:
+    """Before `pgwx server start|stop` hands the server over: undo an interrupted run."""
+    try:
+        restored = asyncio.run(_restore(target, lambda m: print(f"pgwx: {m}", file=sys.stderr)))
+    except ServerBusy as exc:
+        print(f"pgwx: {exc}", file=sys.stderr)
+        return
+    if restored:
+        print(f"put back {', '.join(restored)} (left changed by an interrupted run)")
+
+
+def cmd_restore(args: argparse.Namespace) -> int:
+    """`pgwx restore`: put back what an interrupted run left changed, and nothing else."""
+    say = lambda m: print(m, file=sys.stderr)  # noqa: E731
+    store = ResultStore()
+    session = Session.resolve(
+        store, dsn=args.dsn, data_dir=args.data_dir, keep_server=args.keep_server, say=say
+    )
+    target = session.target
+    try:
+        restored = asyncio.run(_restore(target, lambda m: print(f"pgwx: {m}", file=sys.stderr)))
+    finally:
+        session.release(say)
+        store.close()
+    if restored:
+        print(f"put back {', '.join(restored)} on {target.label()}")
+    else:
+        print(f"nothing to put back on {target.label()}")
+    return 0
+
+
 def cmd_server(args: argparse.Namespace) -> int:
     server = LocalServer(args.data_dir)
     if args.action == "start":
         server.start()
+        _put_back(Target(bundled=server))
         print(f"{server.label()} running in {server.data_dir}")
     elif args.action == "stop":
+        if server.is_running():
+            _put_back(Target(bundled=server))
         server.stop()
         print(f"stopped {server.data_dir}")
     else:
@@ -407,6 +498,7 @@ def main(argv: list[str] | None = None) -> int:
         "server": cmd_server,
         "new": cmd_new,
         "check": cmd_check,
+        "restore": cmd_restore,
     }
     try:
         if args.command is None:

@@ -13,6 +13,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
+import asyncpg
 import pytest
 
 from explorer.server.connect import Target
@@ -123,7 +124,10 @@ async def server_state(target: Target) -> dict[str, object]:
                 "WHERE sourcefile LIKE '%auto.conf' ORDER BY seqno"
             )
         ]
-        schema = await conn.fetchval("SELECT to_regnamespace('pgwx_lab') IS NOT NULL")
+        # bare pgwx_lab, or a run's own pgwx_lab_<run id>
+        schema = await conn.fetchval(
+            "SELECT EXISTS (SELECT FROM pg_namespace WHERE nspname LIKE 'pgwx\\_lab%')"
+        )
     finally:
         await conn.close()
     return {"settings": settings, "auto_conf": auto, "pgwx_lab": schema}
@@ -167,3 +171,11 @@ def run_profile(store: ResultStore) -> RunProfile:
         return record, events
 
     return _run
+
+
+async def drop_pgwx_schemas(conn: asyncpg.Connection) -> None:
+    """Drop every pgwx schema (`pgwx_lab`, and each run's `pgwx_lab_<run id>`): test cleanup."""
+    for row in await conn.fetch(
+        r"SELECT nspname FROM pg_namespace WHERE nspname LIKE 'pgwx\_lab%'"
+    ):
+        await conn.execute(f'DROP SCHEMA "{row[0]}" CASCADE')

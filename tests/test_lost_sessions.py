@@ -40,7 +40,7 @@ from explorer.models import (
 from explorer.server.capabilities import probe
 from explorer.server.connect import Target
 from explorer.server.embedded import LocalServer
-from tests.conftest import server_state, small_profile
+from tests.conftest import drop_pgwx_schemas, server_state, small_profile
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -135,7 +135,7 @@ async def test_statement_of_a_killed_pgwx_ends_on_the_server(
 ) -> None:
     admin = await helper_conn(any_pg, "test-observer")
     find = (
-        "SELECT pid FROM pg_stat_activity WHERE application_name = 'pgwx-work-main' "
+        "SELECT pid FROM pg_stat_activity WHERE application_name LIKE 'pgwx-work-%main' "
         "AND query LIKE '%pg_sleep(600)%' AND state = 'active'"
     )
     try:
@@ -158,7 +158,7 @@ async def test_statement_of_a_killed_pgwx_ends_on_the_server(
             "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
             "WHERE application_name LIKE 'pgwx-%' AND query LIKE '%pg_sleep(600)%'"
         )
-        await admin.execute("DROP SCHEMA IF EXISTS pgwx_lab CASCADE")
+        await drop_pgwx_schemas(admin)
         await admin.close()
 
 
@@ -222,7 +222,7 @@ async def test_recovery_names_a_lock_it_cannot_take_instead_of_hanging(pg18: Tar
         await asyncio.wait_for(recover(pg18, await _caps(pg18), said.append), 60)
     finally:
         await other.execute("ROLLBACK")
-        await other.execute("DROP SCHEMA IF EXISTS pgwx_lab CASCADE")
+        await drop_pgwx_schemas(other)
         await other.close()
     sentence = next((m for m in said if "could not drop schema pgwx_lab" in m), None)
     assert sentence is not None, said
@@ -251,7 +251,7 @@ def bulk(repeats: int = 2):  # type: ignore[no-untyped-def]
 
 async def first_copy_backend(observer: asyncpg.Connection) -> int | None:
     pid = await observer.fetchval(
-        "SELECT pid FROM pg_stat_activity WHERE application_name = 'pgwx-work-main' "
+        "SELECT pid FROM pg_stat_activity WHERE application_name LIKE 'pgwx-work-%main' "
         "AND state = 'active' AND query LIKE 'COPY%'"
     )
     return int(pid) if pid else None

@@ -16,6 +16,7 @@ import pytest
 
 from explorer.lab.report import render
 from explorer.lab.results import ResultStore
+from explorer.lab.sql import schema
 from explorer.lab.workloads.base import TrialContext, WorkloadError
 from explorer.lab.workloads.table_kind import TableKindWorkload
 from explorer.models import Knobs, Notice, Profile, RunStarted, TrialStarted, Variant
@@ -203,7 +204,7 @@ def failing_trial(error: Exception, created: list[str]) -> Any:
 
     async def trial(self: TableKindWorkload, ctx: TrialContext) -> None:
         created.append(await ctx.db.fetchval("SHOW synchronous_commit"))
-        await ctx.db.execute("CREATE TABLE pgwx_lab.half_done (i int)")
+        await ctx.db.execute(f"CREATE TABLE {schema()}.half_done (i int)")
         raise error
 
     return trial

@@ -22,6 +22,7 @@ import pytest
 from explorer.lab.results import ResultStore
 from explorer.server.connect import LIBPQ_ENV, Target
 from explorer.server.embedded import LocalServer
+from tests.conftest import drop_pgwx_schemas
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -99,7 +100,7 @@ async def test_sigkilled_run_keeps_its_finished_trials(pg18: Target, tmp_path: P
                 "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
                 "WHERE application_name LIKE 'pgwx-%' AND pid <> pg_backend_pid()"
             )
-            await conn.execute("DROP SCHEMA IF EXISTS pgwx_lab CASCADE")
+            await drop_pgwx_schemas(conn)
         finally:
             await conn.close()
     store = ResultStore(tmp_path / "results.sqlite")

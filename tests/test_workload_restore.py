@@ -12,16 +12,16 @@ from explorer.lab.profiles import load_profile
 from explorer.lab.results import ResultStore
 from explorer.lab.workloads.base import WorkloadError, run_tool
 from explorer.lab.workloads.restore import (
-    CHILD,
     LOG_RESOLUTION,
-    PARENT,
-    RESTORE_APP,
     CommitWatcher,
     RestoreWorkload,
     commit_from_watcher,
     create_child_sql,
     fk_state,
 )
+from explorer.lab.workloads.restore import child_table as _child
+from explorer.lab.workloads.restore import parent_table as _parent
+from explorer.lab.workloads.restore import restore_app as _restore_app
 from explorer.models import (
     FkTiming,
     Knobs,
@@ -35,7 +35,7 @@ from explorer.models import (
 )
 from explorer.server.connect import Target
 from explorer.server.statement_log import parse_durations
-from tests.conftest import RunProfile, server_state, small_profile
+from tests.conftest import RunProfile, drop_pgwx_schemas, server_state, small_profile
 
 FK_VARIANTS = [Variant(name=fk.value, knobs=Knobs(fk=fk)) for fk in FkTiming]
 
@@ -49,7 +49,7 @@ def phases(trial: TrialResult) -> dict[str, object]:
 
 
 def _watcher_with(**fields: object) -> CommitWatcher:
-    watcher = CommitWatcher(None, RESTORE_APP)  # type: ignore[arg-type]
+    watcher = CommitWatcher(None, _restore_app())  # type: ignore[arg-type]
     for name, value in fields.items():
         setattr(watcher, name, value)
     return watcher
@@ -228,7 +228,7 @@ async def test_failing_tool_shows_the_server_error_line(pg15: Target, tmp_path: 
                 server_major=16,
             )
     finally:
-        await conn.execute("DROP SCHEMA IF EXISTS pgwx_lab CASCADE")
+        await drop_pgwx_schemas(conn)
         await conn.close()
     reason = str(failed.value)
     assert "ERROR:" in reason and "transaction_timeout" in reason, reason
@@ -240,21 +240,22 @@ async def test_ddl_builder_makes_the_asked_fk(pg18: Target) -> None:
     conn = await pg18.connect("test")
     try:
         await conn.execute("CREATE SCHEMA pgwx_lab")
-        await conn.execute(f"CREATE TABLE {PARENT} (id serial PRIMARY KEY, val text)")
+        parent, child = _parent(), _child()  # outside a run: bare pgwx_lab
+        await conn.execute(f"CREATE TABLE {parent} (id serial PRIMARY KEY, val text)")
         seen = {}
         for fk in FkTiming:
-            await conn.execute(f"DROP TABLE IF EXISTS {CHILD}")
+            await conn.execute(f"DROP TABLE IF EXISTS {child}")
             await conn.execute(create_child_sql(fk))
             seen[fk] = await fk_state(conn)
             deferrable = await conn.fetchval(
                 "SELECT condeferrable FROM pg_constraint "
                 "WHERE conrelid = $1::regclass AND contype = 'f'",
-                CHILD,
+                child,
             )
             if fk is FkTiming.DEFERRED:
                 assert deferrable is True
     finally:
-        await conn.execute("DROP SCHEMA IF EXISTS pgwx_lab CASCADE")
+        await drop_pgwx_schemas(conn)
         await conn.close()
     assert seen == {
         FkTiming.NONE: "none",
@@ -280,7 +281,7 @@ async def test_watcher_sees_a_slow_commit(pg18: Target, copy_progress: bool) -> 
             CREATE CONSTRAINT TRIGGER slow AFTER INSERT ON pgwx_lab.t
               DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION pgwx_lab.slow();
         """)
-        watcher = CommitWatcher(watch, RESTORE_APP, expected_rows=1, copy_progress=copy_progress)
+        watcher = CommitWatcher(watch, _restore_app(), expected_rows=1, copy_progress=copy_progress)
         stop = asyncio.Event()
         task = asyncio.create_task(watcher.run(stop))
         async with watched.transaction():
@@ -289,7 +290,7 @@ async def test_watcher_sees_a_slow_commit(pg18: Target, copy_progress: bool) -> 
         stop.set()
         await task
     finally:
-        await admin.execute("DROP SCHEMA IF EXISTS pgwx_lab CASCADE")
+        await drop_pgwx_schemas(admin)
         for c in (admin, watched, watch):
             await c.close()
     assert watcher.seen and watcher.commit_start is not None

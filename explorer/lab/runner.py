@@ -15,7 +15,7 @@ import datetime as dt
 import shutil
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -37,10 +37,11 @@ from explorer.lab.guard import (
 )
 from explorer.lab.leftovers import auto_conf_path, foreign_notice, off_defaults, still_in_force
 from explorer.lab.mechanism import PhaseProbe
+from explorer.lab.owner import RunOwner
 from explorer.lab.results import ResultStore, new_run_id
 from explorer.lab.sampler import Sampler, SamplerNotice, TrialSampler
 from explorer.lab.settings import Journal, ServerSettings, settings_in_force
-from explorer.lab.sql import SCHEMA
+from explorer.lab.sql import run_scope, schema, work_prefix
 from explorer.lab.workloads import build_workload
 from explorer.lab.workloads.base import TrialContext, Workload, WorkloadError, session_settings
 from explorer.models import (
@@ -106,6 +107,8 @@ class RunScope:
     """Setting name → pg_settings.context, to know which changes need a restart."""
     sampler: TrialSampler | None = None
     """The statistics sampler, None when sampling is off."""
+    owner: RunOwner | None = None
+    """The session holding the run's advisory locks (settings lock only if it changes any)."""
 
 
 def interleave(variants: list[Variant], repeats: int) -> list[tuple[Variant, int]]:
@@ -229,17 +232,24 @@ class Runner:
 
         Cancelling the task that awaits this cancels the statement on the server, undoes
         every knob, stores the run as cancelled and then re-raises CancelledError.
+
+        The run works in its own schema and tags its sessions with its id (see
+        `explorer.lab.sql.run_scope`), so another pgwx on the same server is left alone.
+
+        Raises:
+            ServerBusy: the run would change server settings while another pgwx's are in force.
         """
         workdir = Path(tempfile.mkdtemp(prefix="pgwx-run-"))
         try:
-            return await self._run(emit, workdir)
+            with run_scope(self.run_id):
+                return await self._run(emit, workdir)
         finally:
             # Every way out removes the scratch directory: finished, failed before the run
             # began, cancelled, or cancelled again while the undo was still going.
             shutil.rmtree(workdir, ignore_errors=True)
 
     async def _run(self, emit: Callable[[Event], None] | None, workdir: Path) -> RunRecord:
-        """`run`, with the scratch directory made (and removed) by the caller."""
+        """`run`, inside the run's scope, with the scratch directory made by the caller."""
         self._emit_out = emit or (lambda _e: None)
         self._t0 = time.perf_counter()
         plan = self.plan()
@@ -253,6 +263,18 @@ class Runner:
                 await conn.close()
         journal = Journal(caps.system_identifier)
         foreign = await self._look_at_settings(journal)
+        reasons = {
+            v.name: unavailable_reason(
+                v.knobs, caps, allow_risky=self.options.allow_risky, workload=workload
+            )
+            for v, _ in plan
+        }
+        owner = RunOwner(self.target, self.run_id)
+        # Only a run that changes server settings takes the server-wide lock, and only such
+        # a run may touch settings at all (another pgwx's may be in force).
+        await owner.open(
+            settings=any(v.knobs.server_settings() and not reasons[v.name] for v, _ in plan)
+        )
         server = ServerInfo(
             dsn_masked=self.target.label(),
             bundled=self.target.owned,
@@ -268,7 +290,11 @@ class Runner:
             environment=await self._environment(caps),
         )
         self._load = MachineLoad()
-        self.store.begin_run(record)
+        try:
+            self.store.begin_run(record)
+        except BaseException:
+            await owner.close()
+            raise
         self._emit(
             RunStarted(
                 at=self.clock(),
@@ -281,12 +307,6 @@ class Runner:
 
         if foreign:
             self._notice(foreign_notice(foreign), "warning")
-        reasons = {
-            v.name: unavailable_reason(
-                v.knobs, caps, allow_risky=self.options.allow_risky, workload=workload
-            )
-            for v, _ in plan
-        }
         for name, why in reasons.items():
             if why:
                 self._notice(f"{name}: not available here: {why}", "warning")
@@ -303,17 +323,23 @@ class Runner:
             ),
             contexts={n: g.context for n, g in caps.gucs.items()},
             sampler=(
-                Sampler(self.target, caps, interval=self.options.sample_interval)
+                Sampler(
+                    self.target,
+                    caps,
+                    interval=self.options.sample_interval,
+                    workload_app_prefix=work_prefix(),
+                )
                 if self.options.sample
                 else None
             ),
+            owner=owner,
         )
         sampler_task: asyncio.Task[None] | None = None
         status: RunStatus = "finished"
         reason: str | None = None
         trials: list[TrialResult] = []
         try:
-            await self._admin(f"CREATE SCHEMA IF NOT EXISTS {SCHEMA}")
+            await self._admin(f"CREATE SCHEMA IF NOT EXISTS {schema()}")
             self._notice(f"preparing {workload.kind} data")
             await workload.prepare(self.target, caps, scope.workdir)
             if scope.sampler is not None:
@@ -475,8 +501,13 @@ class Runner:
             run_id=self.run_id, variant=variant.name, repeat=repeat, status="ok", started_at=started
         )
         try:
-            if await scope.settings.apply(variant.knobs.server_settings(), scope.contexts):
+            owner = scope.owner
+            if (owner is None or owner.settings) and await scope.settings.apply(
+                variant.knobs.server_settings(), scope.contexts
+            ):
                 self._notice("server restarted; reconnecting")
+                if owner is not None:
+                    await owner.ensure()
             ctx.conn = await ctx.open("main")
             side = await self.target.connect("probe")
             ctx.extra_conns.append(side)
@@ -522,10 +553,10 @@ class Runner:
         return result
 
     async def _drop_schema(self) -> None:
-        """Drop pgwx_lab without waiting forever on someone else's lock (then say whose)."""
+        """Drop this run's schema without waiting forever on someone else's lock (say whose)."""
         conn = await self.target.connect("admin")
         try:
-            blocked = await drop_schema(conn, SCHEMA)
+            blocked = await drop_schema(conn, schema())
         finally:
             await conn.close()
         if blocked:
@@ -539,12 +570,17 @@ class Runner:
         self._notice("the server answers again; going on with the next trial")
 
     async def _stop_workload(self, ctx: TrialContext) -> None:
-        """Cancel whatever pgwx's workload sessions are doing on the server, then close."""
+        """End this run's workload sessions on the server (no other pgwx's), then close."""
         with contextlib.suppress(Exception):
-            await self._admin(
-                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-                "WHERE application_name LIKE 'pgwx-work%' AND pid <> pg_backend_pid()"
-            )
+            conn = await self.target.connect("admin")
+            try:
+                await conn.execute(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                    "WHERE starts_with(application_name, $1) AND pid <> pg_backend_pid()",
+                    work_prefix(),
+                )
+            finally:
+                await conn.close()
         await ctx.close()
 
     async def _wind_down(self, scope: RunScope, sampler_task: asyncio.Task[None] | None) -> None:
@@ -553,13 +589,17 @@ class Runner:
             sampler_task.cancel()
             with contextlib.suppress(BaseException):
                 await sampler_task
-        steps = [
-            ("restore server settings", self._put_back(scope)),
+        owner = scope.owner
+        steps: list[tuple[str, Coroutine[Any, Any, object]]] = [
             ("clean up the workload", scope.workload.cleanup(self.target)),
-            (f"drop schema {SCHEMA}", self._drop_schema()),
+            (f"drop schema {schema()}", self._drop_schema()),
         ]
+        if owner is None or owner.settings:
+            steps.insert(0, ("restore server settings", self._put_back(scope)))
         for what, step in steps:
             try:
                 await step
             except Exception as exc:
                 self._notice(f"could not {what}: {one_sentence(exc)}", "error")
+        if owner is not None:
+            await owner.close()

@@ -18,9 +18,18 @@ import asyncpg
 
 from explorer.lab.guard import drop_schema, end_orphans
 from explorer.lab.leftovers import repair_journaled
+from explorer.lab.owner import (
+    LOCK_CLASS,
+    SETTINGS_KEY,
+    ServerBusy,
+    busy_sentence,
+    lock_holders,
+    run_key,
+    settings_holder,
+)
 from explorer.lab.results import ResultStore
-from explorer.lab.settings import Journal, ServerSettings
-from explorer.lab.sql import SCHEMA
+from explorer.lab.settings import Journal, JournalUnreadable, ServerSettings
+from explorer.lab.sql import SCHEMA, run_of_schema
 from explorer.models import Capabilities
 from explorer.server.capabilities import probe
 from explorer.server.connect import LIBPQ_ENV, Target
@@ -35,26 +44,43 @@ def _quiet(_message: str) -> None:
     """A `Say` that says nothing."""
 
 
+_UNLOCK = "SELECT pg_advisory_unlock($1, $2)"
+
+
 def uses_user_server(dsn: str | None) -> bool:
     """Whether the user named a server (`--dsn` or a libpq variable) instead of the bundled one."""
     return bool(dsn or any(os.environ.get(v) for v in LIBPQ_ENV))
 
 
 async def recover(target: Target, caps: Capabilities, notify: Callable[[str], None]) -> list[str]:
-    """Undo what a pgwx that died mid-run left on this server: settings and pgwx_lab."""
+    """Undo what a pgwx that died mid-run left on this server: settings and its schemas.
+
+    Only what dead runs left is touched: the journal is replayed only while no live pgwx
+    holds the settings lock, and a run's schema is dropped only when its lock is free.
+    """
     restored: list[str] = []
-    journal = Journal(caps.system_identifier)
-    if journal.load():
-        settings = ServerSettings(target, journal, notify)
-        contexts = {n: g.context for n, g in caps.gucs.items()}
-        restored = await settings.restore(contexts)
-        notify("put back settings left by an interrupted pgwx: " + ", ".join(restored))
     conn = await target.connect("admin")
     try:
+        journal = Journal(caps.system_identifier)
+        if journal.load():
+            if await conn.fetchval("SELECT pg_try_advisory_lock($1, $2)", LOCK_CLASS, SETTINGS_KEY):
+                try:
+                    settings = ServerSettings(target, journal, notify)
+                    contexts = {n: g.context for n, g in caps.gucs.items()}
+                    restored = await settings.restore(contexts)
+                finally:
+                    await conn.execute(
+                        "SELECT pg_advisory_unlock($1, $2)", LOCK_CLASS, SETTINGS_KEY
+                    )
+                notify("put back settings left by an interrupted pgwx: " + ", ".join(restored))
+            else:
+                holder = await settings_holder(conn)
+                notify(f"server settings stay as they are: another pgwx ({holder}) is running")
+        # A killed pgwx's statements may still run and hold locks in its schema.
         await _end_orphans(conn, notify)
-        if await conn.fetchval("SELECT to_regnamespace($1) IS NOT NULL", SCHEMA):
-            blocked = await drop_schema(conn, SCHEMA)
-            notify(blocked or f"dropped schema {SCHEMA} left by an interrupted pgwx")
+        for name in await dead_schemas(conn):
+            blocked = await drop_schema(conn, name)
+            notify(blocked or f"dropped schema {name} left by an interrupted pgwx")
     finally:
         await conn.close()
     return restored
@@ -71,6 +97,65 @@ async def _end_orphans(conn: asyncpg.Connection, notify: Callable[[str], None]) 
             + ", ".join(map(str, live))
             + "), so its sessions are left alone"
         )
+
+
+UNSAFE_IF_LOST = ("fsync", "full_page_writes", "synchronous_commit")
+"""Settings whose journal entry, if lost, is put back to the server default (the safe side)."""
+
+
+async def restore_pending(
+    target: Target, caps: Capabilities, notify: Callable[[str], None]
+) -> list[str]:
+    """`pgwx restore`: put back whatever the journal holds for this server, damaged or not.
+
+    From a damaged journal, every entry that can still be read is put back; fsync,
+    full_page_writes and synchronous_commit left off in postgresql.auto.conf go back to the
+    server default. The damaged file is kept beside the journal as `.corrupt-<time>`.
+
+    Raises:
+        ServerBusy: another live pgwx has settings in force (its journal is not ours to undo).
+    """
+    journal = Journal(caps.system_identifier)
+    conn = await target.connect("admin")
+    try:
+        holder = await settings_holder(conn)
+        if holder is not None:
+            raise ServerBusy(busy_sentence(holder))
+        try:
+            journal.load()
+        except JournalUnreadable:
+            entries = journal.salvage()
+            for name in UNSAFE_IF_LOST:
+                left = await conn.fetchval(
+                    """SELECT setting FROM pg_file_settings
+                       WHERE name = $1 AND sourcefile LIKE '%postgresql.auto.conf'
+                       ORDER BY seqno DESC LIMIT 1""",
+                    name,
+                )
+                if name not in entries and left in ("off", "false", "0"):
+                    entries[name] = {"auto": None}
+            aside = journal.set_aside()
+            journal.save(entries)
+            notify(f"the damaged journal is kept as {aside}")
+    finally:
+        await conn.close()
+    return await recover(target, caps, notify)
+
+
+async def dead_schemas(conn: asyncpg.Connection) -> list[str]:
+    """pgwx schemas whose run is gone (its lock is free), and the unowned legacy `pgwx_lab`."""
+    names = await conn.fetch(
+        "SELECT nspname FROM pg_namespace WHERE nspname = $1 OR starts_with(nspname, $2)",
+        SCHEMA,
+        f"{SCHEMA}_",
+    )
+    live = await lock_holders(conn)
+    dead = []
+    for row in names:
+        run = run_of_schema(row["nspname"])
+        if run is None or run_key(run) not in live:
+            dead.append(str(row["nspname"]))
+    return dead
 
 
 def resolve_target(dsn: str | None, data_dir: Path | None = None, say: Say = _quiet) -> Target:

@@ -9,12 +9,15 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import asyncpg
 
+from explorer.errors import PgwxError
 from explorer.paths import state_dir
 from explorer.server.connect import Target
 
@@ -26,6 +29,15 @@ RELOAD_CONTEXTS = {"sighup", "superuser", "user", "superuser-backend", "backend"
 
 # --------------------------------------------------------------------------- journal
 
+_ENTRY = re.compile(
+    r'"(?P<name>[a-z_][a-z0-9_.]*)"\s*:\s*\{\s*"auto"\s*:\s*(?P<auto>null|"(?:[^"\\]|\\.)*")'
+)
+"""One `"name": {"auto": …}` entry, found even in a damaged journal."""
+
+
+class JournalUnreadable(PgwxError):
+    """The undo journal exists but cannot be read: settings may be left changed."""
+
 
 class Journal:
     """Server-level changes not yet undone, on disk, one file per server."""
@@ -35,13 +47,49 @@ class Journal:
 
     def load(self) -> dict[str, dict[str, Any]]:
         """Setting name → {"auto": previous postgresql.auto.conf value or None,
-        "set": the value pgwx set (absent in journals of older pgwx)}."""
+        "set": the value pgwx set (absent in journals of older pgwx)}.
+
+        Raises:
+            JournalUnreadable: the file exists but cannot be read or parsed. It is never
+                taken for empty: it is what tells pgwx that fsync may be off on a server.
+        """
         try:
-            return dict(json.loads(self.path.read_text()))
+            entries = json.loads(self.path.read_text())
+            if not isinstance(entries, dict) or not all(
+                isinstance(v, dict) and "auto" in v for v in entries.values()
+            ):
+                raise ValueError("not a journal")
+            return dict(entries)
         except FileNotFoundError:
             return {}
-        except (OSError, ValueError):
+        except (OSError, ValueError) as exc:
+            why = exc.strerror if isinstance(exc, OSError) and exc.strerror else "it is damaged"
+            raise JournalUnreadable(
+                f"the undo journal {self.path} cannot be read ({why.lower()}), so server "
+                "settings pgwx changed may still be changed: run `pgwx restore` (with the "
+                "same --dsn) to put them back; the file is kept until then"
+            ) from None
+
+    def salvage(self) -> dict[str, dict[str, Any]]:
+        """What can still be read from a damaged journal (for `pgwx restore` only)."""
+        try:
+            return self.load()
+        except JournalUnreadable:
+            pass
+        try:
+            text = self.path.read_bytes().decode("utf-8", "replace")
+        except OSError:
             return {}
+        found: dict[str, dict[str, Any]] = {}
+        for m in _ENTRY.finditer(text):
+            found[m["name"]] = {"auto": json.loads(m["auto"])}
+        return found
+
+    def set_aside(self) -> Path:
+        """Keep a damaged journal as `<name>.corrupt-<time>` once its salvage is journaled."""
+        aside = self.path.with_name(f"{self.path.name}.corrupt-{int(time.time())}")
+        self.path.replace(aside)
+        return aside
 
     def save(self, entries: dict[str, dict[str, Any]]) -> None:
         """Write durably (tmp + fsync + rename); remove the file when empty."""

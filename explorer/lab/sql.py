@@ -8,15 +8,70 @@ rows from a command status with `rows_affected`, and end sessions with `close_or
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+from collections.abc import Iterator
+from contextvars import ContextVar
 from typing import Any
 
 import asyncpg
 
 from explorer.models import FkTiming, TableKind, Toast
+from explorer.server.connect import APP_PREFIX
 
 SCHEMA = "pgwx_lab"
-"""The only schema pgwx creates objects in; dropped after every run."""
+"""Base name of pgwx's schemas: a run works in `pgwx_lab_<run id>` (see `schema()`), so two
+pgwx on one server never share one; bare `pgwx_lab` is used outside a run (tests, tools)."""
+
+_RUN: ContextVar[str | None] = ContextVar("pgwx_run", default=None)
+"""The run id the current task works for (set by the runner for the life of a run)."""
+
+
+@contextlib.contextmanager
+def run_scope(run_id: str) -> Iterator[None]:
+    """Within this block (and the tasks it starts), `schema()` and the workload's
+    application_name belong to run `run_id`."""
+    token = _RUN.set(run_id)
+    try:
+        yield
+    finally:
+        _RUN.reset(token)
+
+
+def schema_for(run_id: str) -> str:
+    """The schema of run `run_id` (a valid unquoted identifier)."""
+    return f"{SCHEMA}_{run_id.replace('-', '_').lower()}"
+
+
+def run_of_schema(name: str) -> str | None:
+    """The run id whose schema `name` is; None for bare `pgwx_lab` or a foreign name."""
+    prefix = f"{SCHEMA}_"
+    if not name.startswith(prefix):
+        return None
+    return name[len(prefix) :].replace("_", "-")
+
+
+def schema() -> str:
+    """The schema the current run works in: the only one pgwx creates objects in."""
+    run = _RUN.get()
+    return schema_for(run) if run else SCHEMA
+
+
+def work_purpose(tag: str) -> str:
+    """`Target.connect` purpose of a workload session: `work-<run id>-<tag>` inside a run."""
+    run = _RUN.get()
+    return f"work-{run}-{tag}" if run else f"work-{tag}"
+
+
+def work_app(tag: str) -> str:
+    """Full application_name of a workload session or client tool (pgbench, pg_restore)."""
+    return f"{APP_PREFIX}-{work_purpose(tag)}"
+
+
+def work_prefix() -> str:
+    """application_name prefix of exactly this run's workload sessions (sampler, cancel)."""
+    run = _RUN.get()
+    return f"{APP_PREFIX}-work-{run}-" if run else f"{APP_PREFIX}-work"
 
 
 # --------------------------------------------------------------------------- DDL helpers
@@ -24,7 +79,7 @@ SCHEMA = "pgwx_lab"
 
 def table_name(name: str, kind: TableKind) -> str:
     """Schema-qualified name: temporary tables live in the session's pg_temp."""
-    return f"pg_temp.{name}" if kind is TableKind.TEMPORARY else f"{SCHEMA}.{name}"
+    return f"pg_temp.{name}" if kind is TableKind.TEMPORARY else f"{schema()}.{name}"
 
 
 def create_table_sql(name: str, columns: str, kind: TableKind, with_: str = "") -> str:

@@ -6,7 +6,11 @@ and makes sure the bundled server it started is stopped however the app ends.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import os
+import signal
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -21,6 +25,14 @@ from explorer.models import Capabilities, Profile
 from explorer.server.connect import Target
 from explorer.tui.commands import LabCommands
 from explorer.tui.screens.lab import LabScreen
+
+TERMINATING_SIGNALS = (signal.SIGHUP, signal.SIGTERM)
+"""Signals that end the app the careful way, as q does."""
+
+
+EXIT_GRACE = 5.0
+"""Seconds the app gets to exit by itself after a signal's undo is done; with the terminal
+gone (SIGHUP) Textual cannot restore it and may never return."""
 
 
 class PgwxApp(App[int]):
@@ -77,6 +89,35 @@ class PgwxApp(App[int]):
                 else:
                     profiles.append(loaded)
         self.profiles = profiles
+        self.signal_received: int | None = None
+        """SIGHUP or SIGTERM, when one ended the app (the exit status is 128 + it)."""
+        self.put_back = threading.Event()
+        """Set once quitting has undone the run and released the server."""
+
+    def on_mount(self) -> None:
+        """A dropped SSH session (SIGHUP) or a kill (SIGTERM) quits the way q does."""
+        loop = asyncio.get_running_loop()
+        for signo in TERMINATING_SIGNALS:
+            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                loop.add_signal_handler(signo, self.on_terminating_signal, signo)
+
+    def on_unmount(self) -> None:
+        """Give the signals back (tests run many apps on one loop)."""
+        loop = asyncio.get_running_loop()
+        for signo in TERMINATING_SIGNALS:
+            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                loop.remove_signal_handler(signo)
+
+    def on_terminating_signal(self, signo: int) -> None:
+        """Cancel the run, put the server back, stop the server pgwx started, exit."""
+        if self.signal_received is None and not self.is_headless:
+            threading.Thread(target=self._exit_when_stuck, args=(signo,), daemon=True).start()
+        self.signal_received = self.signal_received or signo
+        labs = [s for s in self.screen_stack if isinstance(s, LabScreen)]
+        if labs:
+            labs[0].action_quit()
+        else:
+            self.exit()
 
     def get_default_screen(self) -> Screen[None]:
         """The lab is the app."""
@@ -96,6 +137,12 @@ class PgwxApp(App[int]):
     async def action_quit(self) -> None:
         """ctrl+q and the palette quit the same careful way as q."""
         self.lab.action_quit()
+
+    def _exit_when_stuck(self, signo: int) -> None:
+        """After the undo, end the process if the app cannot (its terminal is gone)."""
+        self.put_back.wait()
+        threading.Event().wait(EXIT_GRACE)
+        os._exit(128 + signo)
 
     def release_session(self, say: Callable[[str], None] = lambda _m: None) -> None:
         """Release the server: stop the bundled one if this app started it, unless kept."""
@@ -134,4 +181,6 @@ def run_app(
             app.release_session(lambda m: print(f"pgwx: {m}"))
     finally:
         store.close()
+    if app.signal_received is not None:
+        return 128 + app.signal_received
     return app.return_code or 0

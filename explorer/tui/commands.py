@@ -27,6 +27,7 @@ LAB_COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("Go to duration", "pane('duration')", "Duration pane / tab  (2)"),
     ("Go to server activity", "pane('activity')", "Activity pane / tab  (3)"),
     ("Go to results", "pane('results')", "Results pane / tab  (4)"),
+    ("Reconnect", "reconnect", "Try the server again after it could not be reached  (R)"),
     ("Quit pgwx", "quit", "Cancels a run and stops the bundled server first  (q)"),
 )
 """(title, screen action, help) of every lab action."""

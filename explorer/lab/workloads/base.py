@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict
 
 from explorer.errors import PgwxError
 from explorer.lab.mechanism import PhaseProbe
-from explorer.lab.sql import close_or_terminate, table_name
+from explorer.lab.sql import close_or_terminate, table_name, work_app, work_purpose
 from explorer.models import (
     Capabilities,
     Event,
@@ -29,7 +29,7 @@ from explorer.models import (
     PhaseStarted,
     TableKind,
 )
-from explorer.server.connect import APP_PREFIX, Target
+from explorer.server.connect import Target
 
 CHECK_INTERVAL = "2s"
 """client_connection_check_interval of workload sessions: how soon an orphan is noticed."""
@@ -117,14 +117,14 @@ class TrialContext:
         return self.conn
 
     async def connect(self, tag: str) -> asyncpg.Connection:
-        """Another workload session, tagged pgwx-work-<tag>, closed after the trial."""
+        """Another workload session, tagged pgwx-work-<run id>-<tag>, closed after the trial."""
         conn = await self.open(tag)
         self.extra_conns.append(conn)
         return conn
 
     async def open(self, tag: str) -> asyncpg.Connection:
-        """A session tagged pgwx-work-<tag> with `session_settings`, which the caller closes."""
-        return await self.target.connect(f"work-{tag}", settings=self.session_settings)
+        """A session tagged pgwx-work-<run id>-<tag>, with `session_settings`; caller closes."""
+        return await self.target.connect(work_purpose(tag), settings=self.session_settings)
 
     @contextlib.asynccontextmanager
     async def phase(
@@ -218,10 +218,10 @@ class TrialContext:
     ) -> str:
         """Run a client tool for this trial (see `run_tool`); killed if the trial is cancelled.
 
-        Its sessions are tagged pgwx-work-<tool> unless `appname` says otherwise, so the
+        Its sessions are tagged pgwx-work-<run id>-<tool> unless `appname` says otherwise, so the
         sampler sees them and a cancel can end them.
         """
-        name = appname or f"{APP_PREFIX}-work-{Path(args[0]).name}"
+        name = appname or work_app(Path(args[0]).name)
         return await run_tool(
             self.target,
             args,

@@ -22,7 +22,7 @@ from typing import ClassVar
 
 from pydantic import Field
 
-from explorer.lab.sql import SCHEMA, create_table_sql, rows_affected, table_name
+from explorer.lab.sql import create_table_sql, rows_affected, schema, table_name
 from explorer.lab.workloads.base import (
     Params,
     TrialContext,
@@ -60,7 +60,7 @@ class BulkWriteWorkload(Workload[BulkWriteParams]):
         data = self.prepared()
         db, n, kind = ctx.db, self.params.rows, ctx.knobs.table_kind
         tab = table_name(TABLE, kind)
-        schema = "pg_temp" if kind is TableKind.TEMPORARY else SCHEMA
+        where = "pg_temp" if kind is TableKind.TEMPORARY else schema()
         await db.execute(f"DROP TABLE IF EXISTS {tab}")
         await db.execute(create_table_sql(TABLE, COLUMNS, kind, with_=WITH))
         await ctx.settle()
@@ -69,10 +69,10 @@ class BulkWriteWorkload(Workload[BulkWriteParams]):
             if ctx.knobs.load_in_create_txn:
                 async with db.transaction():
                     await db.execute(f"TRUNCATE {tab}")
-                    status = await db.copy_to_table(TABLE, schema_name=schema, source=str(data))
+                    status = await db.copy_to_table(TABLE, schema_name=where, source=str(data))
                 ph.detail["txn"] = "TRUNCATE + COPY"
             else:
-                status = await db.copy_to_table(TABLE, schema_name=schema, source=str(data))
+                status = await db.copy_to_table(TABLE, schema_name=where, source=str(data))
             ph.rows = rows_affected(status)
         if ctx.phases[-1].rows != n:
             raise WorkloadError(f"COPY loaded {ctx.phases[-1].rows} rows, not {n}")

@@ -35,11 +35,12 @@ from typing import Annotated, Any, ClassVar
 from pydantic import Field
 
 from explorer.lab.sql import (
-    SCHEMA,
     create_table_sql,
     relation_pages,
     rows_affected,
+    schema,
     table_name,
+    work_app,
 )
 from explorer.lab.workloads.base import (
     Params,
@@ -48,7 +49,7 @@ from explorer.lab.workloads.base import (
     WorkloadError,
 )
 from explorer.models import Capabilities
-from explorer.server.connect import APP_PREFIX, Target
+from explorer.server.connect import Target
 
 TABLE = "pgbench_history"
 COLUMNS = "tid int, bid int, aid int, delta int, mtime timestamp, filler char(22)"
@@ -121,7 +122,7 @@ class FileExtensionWorkload(Workload[FileExtensionParams]):
     source_sql = ROWS_SQL
 
     async def prepare(self, target: Target, caps: Capabilities, workdir: Path) -> None:
-        (workdir / SCRIPT_FILE).write_text(SCRIPT.format(table=f"{SCHEMA}.{TABLE}"))
+        (workdir / SCRIPT_FILE).write_text(SCRIPT.format(table=f"{schema()}.{TABLE}"))
         await super().prepare(target, caps, workdir)
 
     async def _reset(self, ctx: TrialContext, tab: str, rows: int, from_source: bool) -> None:
@@ -131,7 +132,7 @@ class FileExtensionWorkload(Workload[FileExtensionParams]):
         if not ctx.knobs.pregrown:
             return
         if from_source:
-            await db.copy_to_table(TABLE, source=str(self.prepared()), schema_name=SCHEMA)
+            await db.copy_to_table(TABLE, source=str(self.prepared()), schema_name=schema())
         else:
             await db.execute(f"INSERT INTO {tab} {ROWS_SQL.format(rows=rows)}")
         await db.execute(f"DELETE FROM {tab}")
@@ -149,11 +150,11 @@ class FileExtensionWorkload(Workload[FileExtensionParams]):
         before = await relation_pages(db, tab)
         await ctx.settle()
         async with ctx.phase("copy", expected_rows=p.rows) as ph:
-            status = await db.copy_to_table(TABLE, source=str(source), schema_name=SCHEMA)
+            status = await db.copy_to_table(TABLE, source=str(source), schema_name=schema())
             ph.rows = rows_affected(status)
         ctx.phases[-1].detail.update(pages_before=before, pages_after=await relation_pages(db, tab))
 
-        conninfo = pgbench_conninfo(ctx.target.dsn, f"{APP_PREFIX}-work-pgbench")
+        conninfo = pgbench_conninfo(ctx.target.dsn, work_app("pgbench"))
         for c in p.clients:
             rows = c * p.transactions
             await self._reset(ctx, tab, rows, from_source=False)

@@ -41,7 +41,13 @@ import asyncpg
 from pydantic import Field
 
 from explorer.lab.mechanism import fold_late
-from explorer.lab.sql import SCHEMA, close_or_terminate, fk_after_load_steps, fk_clause
+from explorer.lab.sql import (
+    close_or_terminate,
+    fk_after_load_steps,
+    fk_clause,
+    schema,
+    work_app,
+)
 from explorer.lab.workloads.base import (
     Params,
     PhaseHandle,
@@ -62,11 +68,24 @@ from explorer.models import (
 from explorer.server.connect import APP_PREFIX, Target
 from explorer.server.statement_log import LOG_ALL_OPTION, StatementDuration, StatementLog
 
-PARENT = f"{SCHEMA}.parent"
-CHILD = f"{SCHEMA}.child"
 DUMP_FILE = "child.dump"
-RESTORE_APP = f"{APP_PREFIX}-work-restore"
-"""application_name of pg_restore's session, so the watcher (and the sampler) can find it."""
+
+
+def parent_table() -> str:
+    """The parent table, in the current run's schema."""
+    return f"{schema()}.parent"
+
+
+def child_table() -> str:
+    """The child table that every trial restores, in the current run's schema."""
+    return f"{schema()}.child"
+
+
+def restore_app() -> str:
+    """application_name of pg_restore's session, so the watcher (and the sampler) can find it."""
+    return work_app("restore")
+
+
 POLL_SECONDS = 0.005
 """How often the watcher looks for pg_restore's COMMIT once it may be near."""
 SLOW_POLL_SECONDS = 0.05
@@ -108,8 +127,8 @@ class RestoreParams(Params):
 
 def create_child_sql(fk: FkTiming) -> str:
     """The child table as the variant wants it during the load (FK only for immediate/deferred)."""
-    columns = CHILD_COLUMNS.format(fk=fk_clause(fk, PARENT))
-    return f"CREATE TABLE {CHILD} ({columns}) WITH ({NO_AUTOVACUUM})"
+    columns = CHILD_COLUMNS.format(fk=fk_clause(fk, parent_table()))
+    return f"CREATE TABLE {child_table()} ({columns}) WITH ({NO_AUTOVACUUM})"
 
 
 async def fk_state(conn: asyncpg.Connection) -> str:
@@ -117,7 +136,7 @@ async def fk_state(conn: asyncpg.Connection) -> str:
     rows = await conn.fetch(
         """SELECT condeferrable, condeferred, convalidated FROM pg_constraint
            WHERE conrelid = $1::regclass AND contype = 'f'""",
-        CHILD,
+        child_table(),
     )
     if not rows:
         return "none"
@@ -314,7 +333,7 @@ async def logged_commit(log: StatementLog, pid: int | None) -> StatementDuration
         mine = [
             d
             for d in log.read()
-            if d.app == RESTORE_APP
+            if d.app == restore_app()
             and (pid is None or d.pid == pid)
             and d.verb in {"COMMIT", "END"}
         ]
@@ -361,7 +380,7 @@ class RestoreWorkload(Workload[RestoreParams]):
     uses_other_sessions = True
 
     def relations(self, knobs: Knobs) -> list[str]:
-        return [CHILD]
+        return [child_table()]
 
     async def prepare(self, target: Target, caps: Capabilities, workdir: Path) -> None:
         """Parent with one row, a filled child, and its data-only custom-format dump."""
@@ -369,14 +388,14 @@ class RestoreWorkload(Workload[RestoreParams]):
         conn = await target.connect("prepare", settings=guard)
         try:
             dbname = str(await conn.fetchval("SELECT current_database()"))
-            await conn.execute(f"DROP TABLE IF EXISTS {CHILD}, {PARENT}")
-            await conn.execute(f"CREATE TABLE {PARENT} (id serial PRIMARY KEY, val text)")
-            await conn.execute(f"INSERT INTO {PARENT} (val) VALUES ('hogehoge')")
+            await conn.execute(f"DROP TABLE IF EXISTS {child_table()}, {parent_table()}")
+            await conn.execute(f"CREATE TABLE {parent_table()} (id serial PRIMARY KEY, val text)")
+            await conn.execute(f"INSERT INTO {parent_table()} (val) VALUES ('hogehoge')")
             # Stable plans for the FK checks: autovacuum must not ANALYZE parent mid-run.
-            await conn.execute(f"ANALYZE {PARENT}")
+            await conn.execute(f"ANALYZE {parent_table()}")
             await conn.execute(create_child_sql(FkTiming.NONE))
             await conn.execute(
-                f"INSERT INTO {CHILD} (parent_id, val, created_at) "
+                f"INSERT INTO {child_table()} (parent_id, val, created_at) "
                 f"SELECT 1, repeat('hoge', 100), now() FROM generate_series(1, $1)",
                 self.params.rows,
             )
@@ -388,7 +407,7 @@ class RestoreWorkload(Workload[RestoreParams]):
                     "--format=custom",
                     "--data-only",
                     "--no-sync",
-                    f"--table={CHILD}",
+                    f"--table={child_table()}",
                     f"--file={dump}",
                     *database_args(target, dbname),
                 ],
@@ -396,7 +415,7 @@ class RestoreWorkload(Workload[RestoreParams]):
                 server_major=caps.major,
                 settings=guard,
             )
-            await conn.execute(f"DROP TABLE {CHILD}")
+            await conn.execute(f"DROP TABLE {child_table()}")
         finally:
             await conn.close()
         self.source = dump
@@ -404,7 +423,7 @@ class RestoreWorkload(Workload[RestoreParams]):
     async def trial(self, ctx: TrialContext) -> None:
         self.prepared()
         db, n, fk = ctx.db, self.params.rows, ctx.knobs.fk
-        await db.execute(f"DROP TABLE IF EXISTS {CHILD}")
+        await db.execute(f"DROP TABLE IF EXISTS {child_table()}")
         await db.execute(create_child_sql(fk))
         during, at_end = EXPECTED_FK[fk]
         form = await fk_state(db)
@@ -419,19 +438,21 @@ class RestoreWorkload(Workload[RestoreParams]):
         ctx.record("load", load_s, load, load_m)
         ctx.record("commit", commit_s, commit, commit_m)
 
-        for name, sql in fk_after_load_steps(fk, CHILD, "parent_id", f"{PARENT} (id)"):
+        for name, sql in fk_after_load_steps(
+            fk, child_table(), "parent_id", f"{parent_table()} (id)"
+        ):
             async with ctx.phase(name, expected_rows=n) as ph:
                 await db.execute(sql)
                 ph.rows = n
             ctx.phases[-1].detail["fk"] = await fk_state(db)
 
-        restored = int(await db.fetchval(f"SELECT count(*) FROM {CHILD}"))
+        restored = int(await db.fetchval(f"SELECT count(*) FROM {child_table()}"))
         if restored != n:
             raise WorkloadError(f"pg_restore left {restored} rows in the child, not {n}")
         final = await fk_state(db)
         if final != at_end:
             raise WorkloadError(f"after the trial the child's FK is {final}, not {at_end}")
-        await db.execute(f"DROP TABLE {CHILD}")
+        await db.execute(f"DROP TABLE {child_table()}")
 
     async def _restore(
         self, ctx: TrialContext
@@ -445,7 +466,7 @@ class RestoreWorkload(Workload[RestoreParams]):
             "pg_restore",
             "--data-only",
             "--single-transaction",
-            f"--schema={SCHEMA}",
+            f"--schema={schema()}",
             "--table=child",
             *database_args(ctx.target, dbname),
             str(dump),
@@ -462,7 +483,7 @@ class RestoreWorkload(Workload[RestoreParams]):
         try:
             watcher = CommitWatcher(
                 watch_conn,
-                RESTORE_APP,
+                restore_app(),
                 commit_seen,
                 expected_rows=n,
                 copy_progress=ctx.caps.major >= 14,
@@ -486,7 +507,7 @@ class RestoreWorkload(Workload[RestoreParams]):
             watch = asyncio.create_task(watcher.run(stop))
             try:
                 await ctx.run_tool(
-                    args, appname=RESTORE_APP, pgoptions=LOG_ALL_OPTION if log else None
+                    args, appname=restore_app(), pgoptions=LOG_ALL_OPTION if log else None
                 )
                 client_seconds = time.perf_counter() - start
             finally:

@@ -21,7 +21,7 @@ from typing import Any
 
 import asyncpg
 
-from explorer.lab.sql import SCHEMA, create_table_sql, fk_clause, table_name, toast_sql
+from explorer.lab.sql import create_table_sql, fk_clause, schema, table_name, toast_sql, work_app
 from explorer.lab.workloads.base import Params, TrialContext, Workload, WorkloadError
 from explorer.lab.workloads.file_extension import parse_pgbench, pgbench_conninfo
 from explorer.lab.workloads.sql_guard import (
@@ -41,7 +41,7 @@ from explorer.lab.workloads.sql_spec import (
     substitute,
 )
 from explorer.models import Capabilities, FkTiming, Knobs, TableKind, Toast
-from explorer.server.connect import APP_PREFIX, Target
+from explorer.server.connect import Target
 
 PREPARED = "prepared.copy"
 """The prepared data in the run's workdir (COPY text format)."""
@@ -87,7 +87,7 @@ class SqlWorkload(Workload):
         """What `{name}` stands for in this variant: tables, sizes, constants, schema."""
         out = {k: str(v) for k, v in self.params.constants.items()}
         out.update({k: str(v) for k, v in self.params.sizes.items()})
-        out["schema"] = SCHEMA
+        out["schema"] = schema()
         for t in self.params.tables:
             out[t.name] = table_name(t.name, self.kind_of(t, knobs))
         return out
@@ -271,7 +271,7 @@ class SqlWorkload(Workload):
         path = workdir / PREPARED
         conn = await target.connect("prepare")
         try:
-            await conn.execute(f"SET search_path = {SCHEMA}")
+            await conn.execute(f"SET search_path = {schema()}")
             # READ ONLY: a source table (or any query) can read the user's data, never write it.
             async with conn.transaction(readonly=True):
                 self._rows = status_rows(await conn.copy_from_query(query, output=str(path)))
@@ -284,7 +284,7 @@ class SqlWorkload(Workload):
     async def trial(self, ctx: TrialContext) -> None:
         db, knobs = ctx.db, ctx.knobs
         names = self.names(knobs)
-        await db.execute(f"SET search_path = {SCHEMA}")
+        await db.execute(f"SET search_path = {schema()}")
         drop = ", ".join(names[t.name] for t in reversed(self.params.tables))
         await db.execute(f"DROP TABLE IF EXISTS {drop} CASCADE")
         for step in self.create_steps(knobs):
@@ -321,7 +321,7 @@ class SqlWorkload(Workload):
                     status = await db.copy_to_table(
                         table.name,
                         source=str(self._data),
-                        schema_name="pg_temp" if temp else SCHEMA,
+                        schema_name="pg_temp" if temp else schema(),
                         format=fmt,
                         header=bool(prep and prep.file and prep.header) or None,
                     )
@@ -348,7 +348,7 @@ class SqlWorkload(Workload):
             args += ["-T", str(max(1, round(phase.duration)))]
         else:
             args += ["-t", str(phase.transactions)]
-        args += ["-f", str(script), pgbench_conninfo(ctx.target.dsn, f"{APP_PREFIX}-work-pgbench")]
+        args += ["-f", str(script), pgbench_conninfo(ctx.target.dsn, work_app("pgbench"))]
         async with ctx.phase(phase.name) as ph:
             try:
                 facts = parse_pgbench(await ctx.run_tool(args))

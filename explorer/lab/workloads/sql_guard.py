@@ -21,7 +21,7 @@ from typing import Any
 
 import asyncpg
 
-from explorer.lab.sql import SCHEMA
+from explorer.lab.sql import schema as run_schema
 
 PLANNABLE = {"select", "insert", "update", "delete", "with", "values", "table", "merge"}
 """First words of statements that PREPARE and EXPLAIN accept."""
@@ -45,7 +45,7 @@ def pgbench_as_sql(script: str) -> str:
 
 
 def _allowed(schema: str) -> bool:
-    return schema == SCHEMA or schema.startswith("pg_temp")
+    return schema == run_schema() or schema.startswith("pg_temp")
 
 
 async def other_schemas(conn: asyncpg.Connection) -> set[str]:

@@ -108,7 +108,7 @@ class PrepareSpec(_Spec):
         if self.source is not None:
             if not SOURCE_NAME.match(self.source):
                 raise ValueError('source must be a schema-qualified table, like "public.orders"')
-            if self.source.split(".")[0] in {"pgwx_lab", "pg_temp"}:
+            if self.source.split(".")[0].startswith(("pgwx_lab", "pg_temp")):
                 raise ValueError("source must be one of your tables, not one of pgwx's")
             if self.limit is None:
                 raise ValueError("source needs a row limit (limit = ...)")

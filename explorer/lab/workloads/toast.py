@@ -28,7 +28,7 @@ from typing import Any, ClassVar
 
 from pydantic import Field
 
-from explorer.lab.sql import SCHEMA, create_table_sql, rows_affected, table_name, toast_sql
+from explorer.lab.sql import create_table_sql, rows_affected, schema, table_name, toast_sql
 from explorer.lab.workloads.base import Params, TrialContext, Workload
 from explorer.models import TableKind
 
@@ -109,7 +109,7 @@ class ToastWorkload(Workload[ToastParams]):
             status = await db.copy_to_table(
                 TABLE,
                 source=str(source),
-                schema_name="pg_temp" if kind is TableKind.TEMPORARY else SCHEMA,
+                schema_name="pg_temp" if kind is TableKind.TEMPORARY else schema(),
             )
             ph.rows = rows_affected(status)
         ctx.phases[-1].detail.update(await table_facts(db, tab))

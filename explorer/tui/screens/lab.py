@@ -126,6 +126,14 @@ class LabScreen(Screen[None]):
             tooltip="Keys, panes, and why some counters land late",
         ),
         Binding(
+            "R",
+            "reconnect",
+            "Retry",
+            key_display="R",
+            id="lab.reconnect",
+            tooltip="Try the server again after it could not be reached",
+        ),
+        Binding(
             "q",
             "quit",
             "Quit",
@@ -257,9 +265,20 @@ class LabScreen(Screen[None]):
     def _target_reached(self, message: RunController.TargetReached) -> None:
         self.query_one(ServerHeader).label = message.target.label()
 
+    @on(RunController.ConnectFailed)
+    def _connect_failed(self, message: RunController.ConnectFailed) -> None:
+        header = self.query_one(ServerHeader)
+        header.failure = message.sentence
+        header.undo_pending = header.undo_pending or message.undo_pending
+        self.refresh_bindings()
+
     @on(RunController.Opened)
     def _opened(self, message: RunController.Opened) -> None:
-        self.query_one(ServerHeader).bundled = message.target.owned
+        header = self.query_one(ServerHeader)
+        # Opening put back whatever an interrupted run left: nothing is pending any more.
+        header.failure, header.undo_pending = "", False
+        self.refresh_bindings()
+        header.label, header.bundled = message.target.label(), message.target.owned
         self.caps = message.caps
         self.note(f"connected: PostgreSQL {message.caps.version} at {message.target.label()}")
 
@@ -343,6 +362,9 @@ class LabScreen(Screen[None]):
         """Cancel is dimmed when there is nothing to cancel."""
         if action == "cancel":
             return True if self.busy() and self.pgwx.replay is None else None
+        if action == "reconnect":
+            # Only offered (and shown in the footer) while the server could not be reached.
+            return self.controller.failed is not None
         return True
 
     # ------------------------------------------------------------------ runs
@@ -379,6 +401,15 @@ class LabScreen(Screen[None]):
     def action_cancel(self) -> None:
         """Stop the run: the runner cancels the statement and puts the settings back."""
         self.controller.cancel()
+
+    def action_reconnect(self) -> None:
+        """Try the server again after a failed connection (the header said why)."""
+        if self.controller.failed is not None:
+            header = self.query_one(ServerHeader)
+            header.failure = ""
+            if self.target is None:
+                header.label = "connecting…"
+        self.controller.reconnect()
 
     def action_quit(self) -> None:
         """Quit cleanly: cancel the run, wait for its undo, stop the bundled server."""

@@ -27,6 +27,7 @@ from explorer.lab.replay import ReplaySource
 from explorer.lab.runner import one_sentence
 from explorer.lab.runstate import RunView
 from explorer.lab.session import Session
+from explorer.lab.settings import JournalUnreadable
 from explorer.lab.stream import paced
 from explorer.models import (
     Capabilities,
@@ -152,6 +153,15 @@ class RunController(Widget):
         caps: Capabilities
 
     @dataclass
+    class ConnectFailed(Message):
+        """Reaching or opening the server failed; the reconnect key may try again."""
+
+        sentence: str
+        """What went wrong and what to do, in one sentence."""
+        undo_pending: bool = False
+        """The failure is a journal that still holds settings to put back."""
+
+    @dataclass
     class RunStateChanged(Message):
         """A run or replay worker started, moved on or ended."""
 
@@ -170,6 +180,8 @@ class RunController(Widget):
         """The session on it (the app's, so that it is released however the app ends)."""
         self.runner: Any = None
         """The runner of the latest run (its clock drives the live timer)."""
+        self.failed: str | None = None
+        """Why the server could not be reached or opened, until a retry succeeds."""
         self._cancelling = False
         self._quitting = False
 
@@ -197,6 +209,22 @@ class RunController(Widget):
             say=self.say,
         )
         app.session = session
+        server = session.target.bundled
+        if server is not None and not server.started_here and server.holder is None:
+            # Running, not started by this process, held by nobody: a pgwx that died left it.
+            if app.keep_server:
+                self.say(
+                    f"found the bundled server in {server.data_dir} left running by an "
+                    "earlier pgwx; --keep-server leaves it running",
+                    "warning",
+                )
+            else:
+                self.say(
+                    f"found the bundled server in {server.data_dir} left running by an "
+                    "earlier pgwx; it is stopped when you quit",
+                    "warning",
+                )
+                server.started_here = True  # ours now: released (stopped) like one we started
         app.call_from_thread(self.target_ready, session.target)
 
     def target_ready(self, target: Target) -> None:
@@ -215,7 +243,20 @@ class RunController(Widget):
         """Open the session: probe the server, put back what a dead pgwx left (once)."""
         assert self.session is not None
         caps = await self.session.open(lambda m: self.say(m, "warning"))
+        self.failed = None
         self.post_message(self.Opened(self.session.target, caps))
+
+    def reconnect(self) -> None:
+        """Try the server again after a failed start or connection."""
+        if self.failed is None:
+            self.say("connected already" if self.target is not None else "connecting already")
+            return
+        self.failed = None
+        self.say("trying the server again…")
+        if self.session is None:
+            self.start_server()
+        else:
+            self.open_session()
 
     # ------------------------------------------------------------------ runs
     def busy(self) -> bool:
@@ -229,6 +270,8 @@ class RunController(Widget):
             return "this is a replay: there is no server to run on"
         if self.view.running or self.busy():
             return "a run is in progress; c cancels it"
+        if self.failed is not None:
+            return "not connected: press R to try the server again"
         if self.target is None or caps is None:
             return "not connected yet; wait for the header to show the server"
         return None
@@ -303,6 +346,10 @@ class RunController(Widget):
         if event.state == WorkerState.ERROR and worker.error is not None:
             what = WORKER_WHAT.get(worker.name, worker.name or "A background task")
             self.say(f"{what} failed: {one_sentence(worker.error)}", "error")
+            if worker.name in ("server", "probe"):
+                self.failed = one_sentence(worker.error)
+                pending = isinstance(worker.error, JournalUnreadable)
+                self.post_message(self.ConnectFailed(self.failed, pending))
         if worker.group == "run" and worker.is_finished:
             self._cancelling = False
             if worker.name == "run" and self.view.running:
@@ -336,4 +383,5 @@ class RunController(Widget):
             )
             with contextlib.suppress(WorkerCancelled, WorkerFailed):
                 await stop.wait()
+        self.pgwx.put_back.set()
         self.app.exit()

@@ -8,6 +8,9 @@ from textual.widget import Widget
 
 from explorer.models import Capabilities
 
+UNDO_PENDING = "settings left changed by an interrupted run"
+"""What the header says while a journal still holds server settings to put back."""
+
 
 def badges(caps: Capabilities | None, bundled: bool, *, short: bool = False) -> Text:
     """lz4 ✓ · pg_stat_io ✓ · superuser ✓ · bundled — ✓/✗ read without colour too."""
@@ -34,7 +37,8 @@ def badges(caps: Capabilities | None, bundled: bool, *, short: bool = False) -> 
 class ServerHeader(Widget):
     """Server label, version and capability badges on the left; the run on the right.
 
-    Uses two lines when the stylesheet gives it two rows and one is too narrow.
+    Uses two lines when the stylesheet gives it two rows and one is too narrow. When the
+    server could not be reached it grows to show the whole sentence under the first line.
     """
 
     DEFAULT_CSS = """
@@ -54,18 +58,37 @@ class ServerHeader(Widget):
     """pgwx started this server."""
     run: reactive[str] = reactive("")
     """'quick-demo 2/6 · running', or empty."""
+    failure: reactive[str] = reactive("", layout=True)
+    """Why the server could not be reached or opened (one sentence), or empty."""
+    undo_pending: reactive[bool] = reactive(False)
+    """An interrupted run left server settings changed and they are not put back yet."""
+    retry_key: str = "R"
+    """The key that tries the server again, named in the failure line."""
+
+    def watch_failure(self, failure: str) -> None:
+        """Grow to hold the sentence; back to the stylesheet's height once connected."""
+        self.styles.height = "auto" if failure else None
 
     def _left(self) -> Text:
         text = Text()
         text.append("pgwx", style="bold")
         text.append(" ─ ", style="dim")
+        if self.failure:
+            # First, so a long label cut to the width never hides it.
+            text.append("✗ not connected", style="bold red")
+            text.append(" ─ ", style="dim")
         text.append(self.label)
         if self.caps is not None and "PostgreSQL" not in self.label:
             text.append(f" ─ PostgreSQL {self.caps.version}")
         return text
 
     def _right(self, short: bool = False) -> Text:
-        text = badges(self.caps, self.bundled, short=short)
+        text = Text()
+        if self.undo_pending:
+            text.append(f"⚠ {UNDO_PENDING}", style="bold yellow")
+            if self.caps is not None:
+                text.append("  ")
+        text.append_text(badges(self.caps, self.bundled, short=short))
         if self.run:
             if text:
                 text.append("  ")
@@ -90,4 +113,9 @@ class ServerHeader(Widget):
     def render(self) -> Text:
         """The header: one line when it fits (or when given one row), else two."""
         region = self.content_region
+        if self.failure:
+            # The sentence stays on screen whole (the log scrolls it away at 80x24).
+            first = self._lines(region.width, 1)
+            why = Text(f"{self.failure} — press {self.retry_key} to try again", style="red")
+            return Text("\n").join([*first, why])
         return Text("\n").join(self._lines(region.width, region.height))
