@@ -9,6 +9,7 @@ another round is needed; the report, `pgwx compare` and the app show what it fou
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -27,6 +28,9 @@ TOTAL = "total"
 
 PhaseKey = tuple[str, str]
 """(variant, phase)."""
+
+DRIFT_MIN_N = 6
+"""Baseline trials needed before drift is judged: two per third."""
 
 
 @dataclass
@@ -142,7 +146,13 @@ def judge(
     }
     for phase in s.phases:
         ref = s.seconds.get((base, phase), [])
-        out.drifted[phase] = drift(ref, t)
+        # One trial per third is the noise of one trial, and a phase below the floor is
+        # timer resolution: neither is a trend.
+        out.drifted[phase] = (
+            len(ref) >= DRIFT_MIN_N
+            and statistics.median(ref) >= DEFAULT_FLOOR_SECONDS
+            and drift(ref, t)
+        )
         for name in names:
             if name == base or name in skipped:
                 continue
