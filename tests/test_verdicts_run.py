@@ -301,3 +301,26 @@ def test_profile_threshold_budget_and_auto_repeats(tmp_path: Path) -> None:
         load_profile(path)
     for shipped in ("quick-demo", "durability", "file-extension"):
         assert load_profile(shipped).repeats == "auto"
+
+
+def test_duration_pane_draws_each_candidates_interval() -> None:
+    from types import SimpleNamespace
+
+    from explorer.tui.widgets.duration import DurationPane, interval_bar
+
+    # Nine cells of scale (one kept for the end mark): median 5/9, interval 3/9–7/9.
+    assert interval_bar(5 / 9, 3 / 9, 7 / 9, 1.0, 10).plain == "███▒▒─┤"
+    assert interval_bar(0.5, 0.5, 0.5, 1.0, 10).plain.endswith("┤")  # a narrow one still shows
+    record = synthetic("r-pane", {"base": FLAT, "cand": HALF})
+    pane = DurationPane.__new__(DurationPane)
+    pane.view = SimpleNamespace(summary=summarize(record), record=record, variant=None)
+    pane.phase = None
+    lines = pane._bars_text(40).plain.splitlines()
+    verdict = judge(record).verdicts[("cand", "load")]
+    lo = verdict.ci_low * verdict.median_baseline  # type: ignore[operator]
+    hi = verdict.ci_high * verdict.median_baseline  # type: ignore[operator]
+    cand = lines.index(next(x for x in lines if x.startswith("cand")))
+    assert f"[{lo:.2f}–{hi:.2f}]" in lines[cand]
+    assert lines[cand + 1].rstrip().endswith("faster") and "┤" in lines[cand + 1]
+    assert lines[cand - 1].rstrip().endswith("baseline")
+    assert max(len(x) for x in lines) <= 40
