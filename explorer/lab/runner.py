@@ -256,6 +256,8 @@ class Runner:
             return False  # nothing to compare with: more rounds cannot decide anything
         judged = judge(record.model_copy(update={"trials": trials}), variants=active)
         measured = done - p.warmup
+        if not judged.verdicts:
+            return False  # one variant alone: nothing to decide
         if not judged.undecided:
             self._notice(f"every verdict decided after {measured} rounds")
             return False
