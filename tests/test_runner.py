@@ -148,7 +148,7 @@ async def test_cancel_mid_run_restores_settings(pg18: Target, store: ResultStore
         rows=3_000_000,
     )
     events: list = []
-    runner = Runner(pg18, profile, store, RunOptions(settle_seconds=0, sample=False))
+    runner = Runner(pg18, profile, store, RunOptions(settle_seconds=0, sample=False, warmup=0))
     task = asyncio.create_task(runner.run(events.append))
     for _ in range(600):
         await asyncio.sleep(0.05)
