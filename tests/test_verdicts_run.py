@@ -324,3 +324,19 @@ def test_duration_pane_draws_each_candidates_interval() -> None:
     assert lines[cand + 1].rstrip().endswith("faster") and "┤" in lines[cand + 1]
     assert lines[cand - 1].rstrip().endswith("baseline")
     assert max(len(x) for x in lines) <= 40
+
+
+def test_the_apps_results_table_shows_the_reports_verdicts() -> None:
+    from explorer.tui.widgets.results import COLUMNS, cells
+
+    record = synthetic("r-cells", {"base": FLAT, "cand": HALF, "same": list(reversed(FLAT))})
+    md = render(record)
+    column = [key for key, _ in COLUMNS].index("verdict")
+    for row in summarize(record):
+        shown = cells(row)[column]
+        label = shown.plain if hasattr(shown, "plain") else str(shown)
+        assert label == row.verdict_label()
+        assert f"| {row.variant} | {row.phase} | {row.n} |" in md and label in md
+    labels = {r.variant: r.verdict_label() for r in summarize(record)}
+    assert labels["base"] == "baseline" and labels["cand"].endswith("faster")
+    assert labels["same"].startswith("≈ ")
