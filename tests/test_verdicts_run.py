@@ -340,3 +340,24 @@ def test_the_apps_results_table_shows_the_reports_verdicts() -> None:
     labels = {r.variant: r.verdict_label() for r in summarize(record)}
     assert labels["base"] == "baseline" and labels["cand"].endswith("faster")
     assert labels["same"].startswith("≈ ")
+
+
+def test_settled_means_the_interval_cannot_change_the_word() -> None:
+    from explorer.lab.judge import samples, settled
+    from explorer.lab.verdict import compare
+
+    assert settled(compare(FLAT, HALF))  # wholly below 0.97: faster, for good
+    tight = [x * 1.001 for x in FLAT]
+    assert settled(compare(FLAT, tight))  # wholly inside 0.97–1.03: no difference, for good
+    wide = [0.8, 1.3, 0.9, 1.2, 1.0, 1.1, 0.85, 1.25, 0.95]
+    assert not settled(compare(FLAT, wide))  # straddles 0.97: more trials could tell
+    assert not settled(compare(FLAT[:3], HALF[:3]))  # too few runs
+    # A trial that lacks a phase has no total (unknown stays unknown), not a smaller one.
+    record = synthetic("r-total", {"base": FLAT[:2], "cand": HALF[:2]})
+    for t in record.trials:
+        t.phases.append(PhaseResult(name="commit", seconds=0.5))
+    del record.trials[0].phases[1]
+    found = samples(record.trials)
+    assert found.phases == ["load", "commit", "total"]
+    assert len(found.seconds[(record.trials[0].variant, "total")]) == 1
+    assert len(found.seconds[(record.trials[1].variant, "total")]) == 2
