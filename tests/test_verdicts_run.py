@@ -55,8 +55,10 @@ def table_kind(variants: list[Variant], rows: int, **fields: object) -> Profile:
 async def test_unlogged_is_faster_with_an_interval_excluding_1(
     pg18: Target, run_profile: RunProfile
 ) -> None:
-    # 300k rows: the logged UPDATE writes ~40 MB of WAL, UNLOGGED none; about 0.45× here.
-    profile = table_kind([Variant(name="logged"), UNLOGGED], 300_000, repeats=6)
+    # 300k rows: the logged UPDATE writes ~40 MB of WAL, UNLOGGED none; 0.45–0.65× here.
+    # Twelve measured rounds (about 10 s): with 8 the interval's upper end came to 0.91 on a
+    # machine loaded by other jobs; with 12 a few stalled trials cannot pull it over 1.
+    profile = table_kind([Variant(name="logged"), UNLOGGED], 300_000, repeats=12)
     record, events = await run_profile(pg18, profile, warmup=1)
     assert record.status == "finished"
     # A balanced order, the warm-up round first: A B, B A, A B, …
@@ -64,23 +66,23 @@ async def test_unlogged_is_faster_with_an_interval_excluding_1(
     assert order[:6] == ["logged", "unlogged", "unlogged", "logged", "logged", "unlogged"]
     warm = [t for t in record.trials if t.warmup]
     assert sorted(t.variant for t in warm) == ["logged", "unlogged"]
-    assert all(t.repeat == 1 for t in warm) and len(record.trials) == 14
+    assert all(t.repeat == 1 for t in warm) and len(record.trials) == 26
     rows = {(r.variant, r.phase): r for r in summarize(record)}
     for phase in ("update", "total"):
         v = rows[("unlogged", phase)].verdict
         assert v is not None and v.word == "faster", v
         assert v.ci_high is not None and v.ci_high < 1
-        assert v.n_baseline == v.n_candidate == 6  # the warm-up left out
+        assert v.n_baseline == v.n_candidate == 12  # the warm-up left out
     assert rows[("logged", "total")].verdict_label().startswith("baseline")
     md = render(record, "md")
-    assert "| unlogged | update | 6 |" in md and "faster" in md
+    assert "| unlogged | update | 12 |" in md and "faster" in md
     assert "1 warm-up trial per variant ran first" in md
     data = json.loads(render(record, "json"))
     row = next(r for r in data["rows"] if r["variant"] == "unlogged" and r["phase"] == "update")
     verdict = row["verdict"]
     assert verdict["word"] == "faster" and verdict["ci_high"] < 1 < 1 / verdict["ci_low"]
-    assert 0 < verdict["p_value"] < 0.05 and verdict["p_method"] == "exact"
-    assert verdict["n_baseline"] == 6 and verdict["n_candidate"] == 6
+    assert 0 < verdict["p_value"] < 0.05 and verdict["p_method"] in ("exact", "normal")
+    assert verdict["n_baseline"] == 12 and verdict["n_candidate"] == 12
     assert data["warmups"] == {"logged": 1, "unlogged": 1}
     csv_head = render(record, "csv").splitlines()[0].split(",")
     assert {"verdict", "word", "ci_low", "ci_high", "p_value", "n_baseline"} <= set(csv_head)
