@@ -1,4 +1,5 @@
-"""Command line: `pgwx` opens the app; `pgwx run`, `runs`, `report`, `replay`, `profiles`, `server`.
+"""Command line: `pgwx` opens the app; `pgwx run`, `runs`, `report`, `compare`, `replay`,
+`profiles`, `server`.
 
 Every error a user can cause ends here as one sentence on stderr and exit status 2.
 """
@@ -17,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from explorer import paths
-from explorer.errors import PgwxError
+from explorer.errors import PgwxError, UsageError
 from explorer.lab.limits import MAX_BYTES, MAX_ROWS, check_sizes
 from explorer.lab.owner import ServerBusy
 from explorer.lab.profiles import ProfileError, ProfileShadowed, list_profiles, load_profile
@@ -34,6 +35,8 @@ from explorer.models import (
     PhaseStarted,
     SampleTaken,
     TrialEnded,
+    parse_budget,
+    parse_threshold,
 )
 from explorer.server.capabilities import probe
 from explorer.server.connect import LIBPQ_ENV, Target
@@ -96,7 +99,23 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("profile", help="a profile name (see `pgwx profiles`) or a .toml path")
     _server_args(run, sub=True)
     run.add_argument("--scale", type=float, default=1.0, help="multiply the profile's sizes")
-    run.add_argument("--repeats", type=int, help="override the profile's repeats")
+    run.add_argument(
+        "--repeats",
+        type=int,
+        help="a fixed number of measured trials per variant (default: the profile's, "
+        "usually auto: until every verdict is decided)",
+    )
+    run.add_argument(
+        "--warmup", type=int, help="warm-up rounds, run first and left out of the statistics"
+    )
+    run.add_argument(
+        "--budget",
+        help="with auto repeats: no new round after this much time (600, 90s, 10m, 1h)",
+    )
+    run.add_argument(
+        "--threshold",
+        help="noise threshold for faster/slower (5%% or 0.05; default the profile's, 3%%)",
+    )
     run.add_argument(
         "--variant",
         action="append",
@@ -124,6 +143,14 @@ def build_parser() -> argparse.ArgumentParser:
     rep = sub.add_parser("report", help="print a stored run's table again")
     rep.add_argument("run", nargs="?", default="latest", help="run id, prefix, or 'latest'")
     rep.add_argument("--format", choices=sorted(FORMATS), default="md")
+    rep.add_argument("--threshold", help="noise threshold (5%% or 0.05; default the run's)")
+    cmp = sub.add_parser(
+        "compare", help="verdicts of one stored run against another, by variant and phase"
+    )
+    cmp.add_argument("run_a", metavar="RUN_A", help="the reference run (id, prefix or 'latest')")
+    cmp.add_argument("run_b", metavar="RUN_B", help="the run judged against it")
+    cmp.add_argument("--format", choices=["md", "json"], default="md")
+    cmp.add_argument("--threshold", help="noise threshold (5%% or 0.05; default RUN_A's)")
     rpl = sub.add_parser("replay", help="play a stored run's events back, without a server")
     rpl.add_argument("run", nargs="?", default="latest")
     rpl.add_argument(
@@ -183,6 +210,26 @@ class Progress:
             self._print(line)
 
 
+def threshold_arg(value: str | None) -> float | None:
+    """--threshold as a fraction; UsageError in one sentence."""
+    if value is None:
+        return None
+    try:
+        return parse_threshold(value)
+    except ValueError as exc:
+        raise UsageError(f"--threshold: {exc}.") from None
+
+
+def budget_arg(value: str | None) -> float | None:
+    """--budget in seconds; UsageError in one sentence."""
+    if value is None:
+        return None
+    try:
+        return parse_budget(value)
+    except ValueError as exc:
+        raise UsageError(f"--budget: {exc}.") from None
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     """`pgwx run PROFILE`: the matrix, progress on stderr, the table on stdout."""
     from explorer.lab.runner import Runner, RunOptions, select_variants
@@ -198,6 +245,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         variants=len(chosen),
         allow_large=args.allow_large,
     )
+    if args.warmup is not None and not 0 <= args.warmup <= 10:
+        raise UsageError("--warmup must be between 0 and 10.")
+    threshold = threshold_arg(args.threshold)
+    budget = budget_arg(args.budget)
     say = Progress()
     if estimate.large:
         say._print(f"{profile.name} at --scale {args.scale:g}: {estimate.describe()}")
@@ -205,6 +256,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     options = RunOptions(
         scale=args.scale,
         repeats=args.repeats,
+        warmup=args.warmup,
+        threshold=threshold,
+        budget=budget,
         variants=args.variants,
         allow_risky=args.allow_risky,
         sample=not args.no_sample,
@@ -334,9 +388,24 @@ def chosen_run(store: ResultStore, ref: str) -> str:
 
 @quiet_on_broken_pipe
 def cmd_report(args: argparse.Namespace) -> int:
+    threshold = threshold_arg(args.threshold)
     store = ResultStore()
     run_id = chosen_run(store, args.run)
-    print(render(store.load(run_id), args.format), end="")
+    print(render(store.load(run_id), args.format, threshold), end="")
+    return 0
+
+
+@quiet_on_broken_pipe
+def cmd_compare(args: argparse.Namespace) -> int:
+    from explorer.lab import crossrun
+
+    threshold = threshold_arg(args.threshold)
+    store = ResultStore()
+    a = store.load(chosen_run(store, args.run_a))
+    b = store.load(chosen_run(store, args.run_b))
+    cross = crossrun.compare_runs(a, b, threshold)
+    render_cross = crossrun.to_json if args.format == "json" else crossrun.to_markdown
+    print(render_cross(cross), end="")
     return 0
 
 
@@ -364,7 +433,12 @@ def cmd_profiles(_args: argparse.Namespace) -> int:
             state = "(hidden)" if isinstance(prof, ProfileShadowed) else "(broken)"
             print(f"{path.stem:<20} {state} {prof}")
         else:
-            print(f"{path.stem:<20} {prof.title}  [{len(prof.variants)} variants × {prof.repeats}]")
+            reps = (
+                f"auto {prof.min_repeats}–{prof.max_repeats}"
+                if prof.repeats == "auto"
+                else prof.repeats
+            )
+            print(f"{path.stem:<20} {prof.title}  [{len(prof.variants)} variants × {reps}]")
     return 0
 
 
@@ -493,6 +567,7 @@ def main(argv: list[str] | None = None) -> int:
         "run": cmd_run,
         "runs": cmd_runs,
         "report": cmd_report,
+        "compare": cmd_compare,
         "replay": cmd_replay,
         "profiles": cmd_profiles,
         "server": cmd_server,

@@ -10,7 +10,14 @@ import datetime as dt
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    field_serializer,
+    field_validator,
+    model_validator,
+)
 
 # --------------------------------------------------------------------------- knobs
 
@@ -127,6 +134,45 @@ class Variant(BaseModel):
     """The settings that make this variant."""
 
 
+_UNITS = {"": 1.0, "s": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0}
+
+
+def parse_budget(value: Any) -> float:
+    """Seconds from 600, "600", "90s", "10m" or "1h"; ValueError (one sentence) otherwise."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        seconds = float(value)
+    else:
+        text = str(value).strip().lower()
+        number = text.rstrip("abcdefghijklmnopqrstuvwxyz").strip()
+        unit = text[len(number) :].strip() if number else ""
+        try:
+            seconds = float(number) * _UNITS[unit]
+        except (ValueError, KeyError):
+            raise ValueError(
+                f"the time budget {value!r} is not a duration; write e.g. 600, 90s, 10m or 1h"
+            ) from None
+    if not seconds > 0:
+        raise ValueError(f"the time budget must be more than 0 seconds (got {value!r})")
+    return seconds
+
+
+def parse_threshold(value: Any) -> float:
+    """A fraction from 0.05, "0.05" or "5%"; ValueError (one sentence) outside [0, 0.5)."""
+    text = str(value).strip()
+    try:
+        fraction = float(text[:-1]) / 100 if text.endswith("%") else float(text)
+    except ValueError:
+        raise ValueError(
+            f"the noise threshold {value!r} is not a number; write e.g. 5% or 0.05"
+        ) from None
+    if not 0 <= fraction < 0.5:
+        raise ValueError(
+            f"the noise threshold must be at least 0 and below 50% (got {value!r}); "
+            "write e.g. 5% or 0.05"
+        )
+    return fraction
+
+
 class Profile(BaseModel):
     """One experiment: a workload, its parameters, and the variants to compare."""
 
@@ -144,14 +190,45 @@ class Profile(BaseModel):
     """Workload kind, a module in `explorer.lab.workloads`."""
     params: dict[str, Any] = {}
     """Workload parameters; sizes are multiplied by `--scale`."""
-    repeats: int = Field(default=3, ge=1, le=100)
-    """Repeats of each variant, interleaved A B C A B C."""
+    repeats: Annotated[int, Field(ge=1, le=100)] | Literal["auto"] = 3
+    """Measured trials of each variant, in balanced order (A B C, C B A, …); "auto" keeps
+    adding rounds until every verdict is decided, between `min_repeats` and `max_repeats`
+    and within `budget`."""
+    min_repeats: int = Field(default=5, ge=1, le=100)
+    """With repeats = "auto": measured rounds always run (a verdict needs 5 per side)."""
+    max_repeats: int = Field(default=30, ge=1, le=1000)
+    """With repeats = "auto": measured rounds at most, decided or not."""
+    budget: float = 600.0
+    """With repeats = "auto": seconds after which no round beyond `min_repeats` starts;
+    the profile may say "10m", "90s", "1h" or a number of seconds."""
+    warmup: int = Field(default=1, ge=0, le=10)
+    """Rounds run first and kept in the store, but left out of the statistics."""
+    threshold: float = 0.03
+    """Relative change below which a difference counts as noise (0.03 or "3%")."""
     baseline: str | None = None
     """Variant the ratios are taken against; the first one when unset."""
     settle_seconds: float = Field(default=1.0, ge=0, le=60)
     """Pause after CHECKPOINT before each trial."""
     variants: list[Variant] = Field(min_length=1)
     """The matrix."""
+
+    @field_validator("budget", mode="before")
+    @classmethod
+    def _budget(cls, value: Any) -> float:
+        return parse_budget(value)
+
+    @field_validator("threshold", mode="before")
+    @classmethod
+    def _threshold(cls, value: Any) -> float:
+        return parse_threshold(value)
+
+    @model_validator(mode="after")
+    def _repeat_bounds(self) -> Profile:
+        if self.min_repeats > self.max_repeats:
+            raise ValueError(
+                f"min_repeats ({self.min_repeats}) is larger than max_repeats ({self.max_repeats})"
+            )
+        return self
 
     def baseline_name(self) -> str:
         """The variant that ratios are relative to."""
@@ -387,6 +464,8 @@ class TrialResult(BaseModel):
     """The server settings in force during the trial (read back, not assumed)."""
     stats: TrialStats | None = None
     """Summary of what the sampler saw (WAL bytes, extends, top wait…); None without one."""
+    warmup: bool = False
+    """A warm-up trial: kept in the store and shown, but left out of the statistics."""
 
     @field_validator("stats", mode="before")
     @classmethod

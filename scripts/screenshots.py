@@ -22,6 +22,8 @@ from explorer.lab.results import ResultStore  # noqa: E402
 from explorer.tui.app import PgwxApp  # noqa: E402
 
 FIXTURE = ROOT / "tests" / "fixtures" / "durability.json"
+VERDICTS = ROOT / "tests" / "fixtures" / "quick-demo.json"
+"""quick-demo with a warm-up and five measured rounds: enough trials for intervals."""
 OUT = ROOT / "screenshots"
 MID_RUN = 165
 """Events up to the second repeat's COPY of the baseline, 95% done."""
@@ -40,12 +42,20 @@ screen mid-run (wide and 80x24), its pg_stat_io view, the results after the matr
 phase compared), the wait events, the help, and the results pane at 80x24 with a row
 selected (its mechanism under the table)."""
 
+VERDICT_SHOTS = [("verdicts-120x36", (120, 36)), ("verdicts-80x24", (80, 24))]
+"""The finished quick-demo run: intervals in the duration pane, verdicts in the table."""
+
 
 async def shoot(
-    name: str, size: tuple[int, int], upto: int | None, keys: tuple[str, ...], scratch: Path
+    name: str,
+    size: tuple[int, int],
+    upto: int | None,
+    keys: tuple[str, ...],
+    scratch: Path,
+    fixture: Path = FIXTURE,
 ) -> Path:
     """Replay, press the keys, save one SVG."""
-    source = ReplaySource.from_file(FIXTURE)
+    source = ReplaySource.from_file(fixture)
     if upto is not None:
         source = source.upto(upto)
     app = PgwxApp(replay=source, store=ResultStore(scratch / f"{name}.sqlite"))
@@ -68,6 +78,10 @@ async def main() -> None:
     with tempfile.TemporaryDirectory() as scratch:
         for name, size, upto, keys in SHOTS:
             path = await shoot(name, size, upto, keys, Path(scratch))
+            stabilise(path)
+            print(f"{path.relative_to(ROOT)}  {size[0]}x{size[1]}")
+        for name, size in VERDICT_SHOTS:
+            path = await shoot(name, size, None, (), Path(scratch), VERDICTS)
             stabilise(path)
             print(f"{path.relative_to(ROOT)}  {size[0]}x{size[1]}")
 

@@ -149,6 +149,8 @@ def run_profile(store: ResultStore) -> RunProfile:
         before = await server_state(target)
         events: list[Event] = []
         options.setdefault("settle_seconds", 0.0)
+        # Tests count their trials; a warm-up round only where a test asks for one.
+        options.setdefault("warmup", 0)
         options.update(sample=sampler, sample_interval=0.1)
         runner = Runner(
             target,

@@ -173,7 +173,7 @@ def test_runs_in_another_terminal_during_a_run(
 async def test_pgwx_runs_while_the_runner_is_mid_trial(pg18: Target, store: ResultStore) -> None:
     """The real runner, the real `pgwx runs` in another process, mid-phase of trial two."""
     profile = small_profile("table-kind", [Variant(name="logged")], rows=2000, repeats=2)
-    runner = Runner(pg18, profile, store, RunOptions(settle_seconds=0.0))
+    runner = Runner(pg18, profile, store, RunOptions(settle_seconds=0.0, warmup=0))
     env = {**os.environ, "PYTHONPATH": str(ROOT), "PGWX_RESULTS": str(store.path)}
     listings: list[subprocess.CompletedProcess[str]] = []
 

@@ -21,8 +21,13 @@ MID_RUN = 165
 """Events up to the second repeat's COPY of the baseline, 95% done: every pane has data."""
 
 
-def replay_app(tmp_path: Path, upto: int | None = None) -> PgwxApp:
-    source = ReplaySource.from_file(FIXTURE)
+VERDICTS = Path(__file__).parent / "fixtures" / "quick-demo.json"
+"""quick-demo recorded with a warm-up and five measured rounds (tests/fixtures/record.py
+--profile quick-demo --scale 0.3 --repeats 5 --variants ''): enough trials for intervals."""
+
+
+def replay_app(tmp_path: Path, upto: int | None = None, fixture: Path = FIXTURE) -> PgwxApp:
+    source = ReplaySource.from_file(fixture)
     if upto is not None:
         source = source.upto(upto)
     return PgwxApp(replay=source, store=ResultStore(tmp_path / "results.sqlite"))
@@ -73,3 +78,13 @@ def test_results_row_mechanism_80x24(snap_compare, tmp_path: Path) -> None:
         run_before=settle,
         press=["4", "down", "down", "down", "down"],
     )
+
+
+def test_verdicts_after_matrix_120x36(snap_compare, tmp_path: Path) -> None:
+    app = replay_app(tmp_path, fixture=VERDICTS)
+    assert snap_compare(app, terminal_size=(120, 36), run_before=settle)
+
+
+def test_verdicts_after_matrix_80x24(snap_compare, tmp_path: Path) -> None:
+    app = replay_app(tmp_path, fixture=VERDICTS)
+    assert snap_compare(app, terminal_size=(80, 24), run_before=settle)

@@ -306,7 +306,7 @@ async def test_cancel_during_pg_restore_leaves_nothing(pg18: Target, store: Resu
         [Variant(name="deferred", knobs=Knobs(fk=FkTiming.DEFERRED))], 300_000
     )
     events: list = []
-    runner = Runner(pg18, profile, store, RunOptions(settle_seconds=0, sample=False))
+    runner = Runner(pg18, profile, store, RunOptions(settle_seconds=0, sample=False, warmup=0))
     task = asyncio.create_task(runner.run(events.append))
     for _ in range(600):
         await asyncio.sleep(0.05)

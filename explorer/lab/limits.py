@@ -89,7 +89,12 @@ def check_sizes(
         raise UsageError(f"--scale must be a finite number greater than 0, not {scale!r}.")
     if scale <= 0:
         raise UsageError(f"--scale must be greater than 0 (got {scale:g}); try --scale 0.1.")
-    count = profile.repeats
+    # With auto repeats the most a run can take is its ceiling, warm-up included.
+    count = (
+        profile.max_repeats + profile.warmup
+        if profile.repeats == "auto"
+        else profile.repeats + profile.warmup
+    )
     if isinstance(repeats, int) and not isinstance(repeats, bool):
         if not 1 <= repeats <= MAX_REPEATS:
             raise UsageError(f"--repeats must be between 1 and {MAX_REPEATS} (got {repeats}).")

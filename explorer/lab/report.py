@@ -1,7 +1,10 @@
-"""The article's table from a stored run: min / median / max per phase, ratios, settings.
+"""The article's table from a stored run: min / median / max per phase, verdicts, settings.
 
-Markdown for people, CSV and JSON for anything else. A ratio whose min–max range overlaps
-the baseline's is marked "≈": the repeats cannot tell the two apart.
+Markdown for people, CSV and JSON for anything else. Each variant's phase carries a verdict
+against the baseline's (`explorer.lab.judge`): the ratio of medians with its 95 % interval and
+one word, "faster" / "slower" only when the trials support it. Warm-up trials are counted
+apart and left out of every figure. Beside each timing, what the server did in that phase
+(`explorer.lab.mechanism`).
 """
 
 from __future__ import annotations
@@ -14,11 +17,10 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from explorer.lab import environment, mechanism
+from explorer.lab.judge import TOTAL, Judgement, judge, measured, samples, undecided_text
 from explorer.lab.mechanism import MechanismSummary
+from explorer.lab.verdict import Verdict
 from explorer.models import RunRecord, TrialResult
-
-MIN_RATIO_BASE = 0.005
-"""Seconds: below this baseline median no ratio is printed."""
 
 
 @dataclass
@@ -31,15 +33,31 @@ class SummaryRow:
     min: float | None = None
     median: float | None = None
     max: float | None = None
-    ratio: float | None = None
-    """median / the baseline variant's median of the same phase."""
-    within_noise: bool = False
-    """The min–max ranges of this variant and the baseline overlap."""
+    verdict: Verdict | None = None
+    """Against the baseline's same phase; None on the baseline's own rows."""
+    baseline: bool = False
+    """This row is the baseline variant's."""
+    drift: bool = False
+    """On a baseline row: its first and last thirds of the run differ by more than the
+    threshold, so every verdict of this phase is suspect."""
     rows: int | None = None
     note: str = ""
     """Skip or failure reason, or the phase's extra facts (plan, sizes…)."""
     mechanism: MechanismSummary | None = None
     """What the server did in this phase (WAL, writers, checkpoints, waits), over the trials."""
+
+    @property
+    def ratio(self) -> float | None:
+        """The verdict's ratio of medians (1.0 on the baseline); None without one."""
+        if self.baseline:
+            return 1.0 if self.median is not None else None
+        return self.verdict.ratio if self.verdict is not None else None
+
+    def verdict_label(self) -> str:
+        """The verdict cell: ``baseline``, ``0.54× [0.50–0.58] faster``, ``too few runs (n=3)``."""
+        if self.baseline:
+            return "baseline (drifted)" if self.drift else "baseline"
+        return self.verdict.label() if self.verdict is not None else ""
 
 
 def phase_mechanism(good: list[TrialResult], phase_name: str, rows: int | None) -> MechanismSummary:
@@ -61,48 +79,43 @@ def _note(detail: dict[str, Any]) -> str:
     return "; ".join(parts)
 
 
-def summarize(record: RunRecord) -> list[SummaryRow]:
-    """Aggregate a run's trials into table rows, variants in profile order."""
-    ok = [t for t in record.trials if t.status == "ok"]
-    phase_order: list[str] = []
-    for trial in ok:
-        for phase in trial.phases:
-            if phase.name not in phase_order:
-                phase_order.append(phase.name)
-    multi = len(phase_order) > 1
+def summarize(record: RunRecord, judgement: Judgement | None = None) -> list[SummaryRow]:
+    """Aggregate a run's trials into table rows, variants in profile order.
+
+    Args:
+        record: The run.
+        judgement: Its verdicts, when the caller already has them (or wants another
+            threshold); computed from the profile's threshold otherwise.
+    """
+    judged = judgement or judge(record)
+    found_samples = samples(record.trials)
+    phase_order = [p for p in found_samples.phases if p != TOTAL]
+    multi = TOTAL in found_samples.phases
     names = [v.name for v in record.profile.variants]
-    seconds: dict[tuple[str, str], list[float]] = {}
-    for trial in ok:
-        for phase in trial.phases:
-            seconds.setdefault((trial.variant, phase.name), []).append(phase.seconds)
-        if multi:
-            seconds.setdefault((trial.variant, "total"), []).append(
-                sum(p.seconds for p in trial.phases)
-            )
-    base = record.profile.baseline_name()
+    seconds = found_samples.seconds
+    base = judged.baseline
     rows: list[SummaryRow] = []
     for name in names:
         mine = [t for t in record.trials if t.variant == name]
-        good = [t for t in mine if t.status == "ok"]
+        good = measured(mine)
         if not good:
             bad = next((t for t in mine if t.reason), None)
-            if bad is not None or mine:
+            warm = found_samples.warmups.get(name, 0)
+            if bad is None and warm:
+                rows.append(SummaryRow(name, "—", 0, note=f"{warm} warm-up, not counted"))
+            elif bad is not None or mine:
                 rows.append(SummaryRow(name, "—", 0, note=(bad.reason if bad else "") or ""))
             continue
-        for phase_name in [*phase_order, *(["total"] if multi else [])]:
+        for phase_name in [*phase_order, *([TOTAL] if multi else [])]:
             values = seconds.get((name, phase_name))
             if not values:
                 continue
             row = SummaryRow(
                 name, phase_name, len(values), min(values), statistics.median(values), max(values)
             )
-            ref = seconds.get((base, phase_name))
-            # A ratio against a near-zero baseline (an immediate COMMIT) says nothing.
-            if ref and statistics.median(ref) >= MIN_RATIO_BASE:
-                row.ratio = row.median / statistics.median(ref)  # type: ignore[operator]
-                row.within_noise = name != base and not (
-                    min(values) > max(ref) or max(values) < min(ref)
-                )
+            row.baseline = name == base
+            row.drift = row.baseline and judged.drifted.get(phase_name, False)
+            row.verdict = judged.verdicts.get((name, phase_name))
             if phase_name != "total":
                 found = [p for t in good for p in t.phases if p.name == phase_name]
                 counts = [p.rows for p in found if p.rows is not None]
@@ -145,12 +158,6 @@ def _fmt_s(value: float | None) -> str:
     return "" if value is None else f"{value:.3f}"
 
 
-def _fmt_ratio(row: SummaryRow) -> str:
-    if row.ratio is None:
-        return ""
-    return ("≈" if row.within_noise else "") + f"{row.ratio:.2f}"
-
-
 def md_cell(text: object) -> str:
     """Run data as literal text in a markdown table cell: `\\` and `|` escaped, one line."""
     out = str(text).replace("\\", "\\\\").replace("|", "\\|")
@@ -168,8 +175,37 @@ def csv_cell(value: Any) -> Any:
     return value
 
 
-def to_markdown(record: RunRecord) -> str:
+def footnotes(record: RunRecord, judged: Judgement) -> list[str]:
+    """What the verdicts rest on: threshold, warm-ups, drift and what stayed undecided."""
+    out = [
+        f"verdict: the variant's median / the baseline's [95 % interval]; faster or slower "
+        f"only when the interval excludes 1 and the change exceeds {judged.threshold:.0%}, "
+        "otherwise ≈ (no detectable difference); below 50 ms the difference in seconds. "
+        "See the README, How to read a verdict."
+    ]
+    warm = samples(record.trials).warmups
+    if warm:
+        most = max(warm.values())
+        out.append(
+            f"{most} warm-up trial{'s' if most > 1 else ''} per variant ran first; "
+            "kept in the store, left out of every figure."
+        )
+    drifted = [phase for phase, yes in judged.drifted.items() if yes]
+    if drifted:
+        out.append(
+            f"⚠ the baseline {judged.baseline} drifted during the run ({', '.join(drifted)}): "
+            f"the medians of its first and last thirds differ by more than "
+            f"{judged.threshold:.0%}, so those verdicts are suspect."
+        )
+    undecided = undecided_text(judged)
+    if undecided:
+        out.append(undecided)
+    return out
+
+
+def to_markdown(record: RunRecord, threshold: float | None = None) -> str:
     """The table as an article would print it, plus the settings in force."""
+    judged = judge(record, threshold=threshold)
     p = record.profile
     caps = record.server.capabilities
     lines = [
@@ -188,14 +224,15 @@ def to_markdown(record: RunRecord) -> str:
         "min s",
         "median s",
         "max s",
-        "ratio",
+        "verdict",
         "rows",
         *mechanism.MD_HEADERS,
         "notes",
     ]
     lines.append("| " + " | ".join(header) + " |")
     lines.append("|" + "|".join("---" for _ in header) + "|")
-    for r in summarize(record):
+    summary = summarize(record, judged)
+    for r in summary:
         cells = [
             md_cell(r.variant),
             md_cell(r.phase),
@@ -203,21 +240,21 @@ def to_markdown(record: RunRecord) -> str:
             _fmt_s(r.min),
             _fmt_s(r.median),
             _fmt_s(r.max),
-            _fmt_ratio(r),
+            md_cell(r.verdict_label()),
             "" if r.rows is None else str(r.rows),
             *(md_cell(c) for c in mechanism.md_cells(r.mechanism)),
             md_cell(r.note),
         ]
         lines.append("| " + " | ".join(cells) + " |")
     common, differ = settings_table(record)
-    lines += ["", "≈ marks a ratio within the spread of the repeats (the ranges overlap).", ""]
+    lines += ["", *footnotes(record, judged), ""]
     if record.server.off_defaults:
         lines.append(
             "Off their defaults on this server, not set by pgwx: "
             + "; ".join(record.server.off_defaults)
         )
     lines += [MECHANISM_LEGEND, ""]
-    lines += unknown_lines(summarize(record))
+    lines += unknown_lines(summary)
     if differ and any(differ.values()):
         lines.append("Settings in force that differ between variants:")
         for variant, values in differ.items():
@@ -260,20 +297,60 @@ def _mechanism_fields(r: SummaryRow, unknown: object) -> dict[str, Any]:
     return mechanism.fields(r.mechanism, unknown=unknown)
 
 
-def to_rows(record: RunRecord, *, unknown: object = mechanism.UNKNOWN) -> list[dict[str, Any]]:
-    """Flat dicts, one per table row, for CSV and JSON (`unknown` for what was not measured)."""
+VERDICT_FIELDS = (
+    "word",
+    "ratio",
+    "ci_low",
+    "ci_high",
+    "difference_seconds",
+    "diff_ci_low",
+    "diff_ci_high",
+    "p_value",
+    "p_method",
+    "n_baseline",
+    "n_candidate",
+    "confidence",
+    "threshold",
+)
+"""Verdict fields in the CSV (flat) and JSON (under "verdict") exports."""
+
+
+def verdict_dict(row: SummaryRow) -> dict[str, Any] | None:
+    """The row's verdict for an export: the fields above plus its table label."""
+    if row.baseline:
+        return {"word": "baseline", "label": row.verdict_label(), "drift": row.drift}
+    if row.verdict is None:
+        return None
+    d = row.verdict.model_dump(include=set(VERDICT_FIELDS))
+    d["label"] = row.verdict.label()
+    return d
+
+
+def to_rows(
+    record: RunRecord, threshold: float | None = None, *, unknown: object = mechanism.UNKNOWN
+) -> list[dict[str, Any]]:
+    """Dicts, one per table row, for CSV and JSON: the verdict nested under "verdict", `unknown`
+    for what was not measured."""
     out = []
-    for r in summarize(record):
+    for r in summarize(record, judge(record, threshold=threshold)):
         d = asdict(r)
         d.pop("mechanism")
+        d["ratio"] = r.ratio
+        d["verdict"] = verdict_dict(r)
         d.update(_mechanism_fields(r, unknown))
         out.append(d)
     return out
 
 
-def to_csv(record: RunRecord) -> str:
-    """One header line, one line per table row."""
-    rows = to_rows(record)
+def to_csv(record: RunRecord, threshold: float | None = None) -> str:
+    """One header line, one line per table row; the verdict's fields flattened."""
+    rows = []
+    for d in to_rows(record, threshold):
+        v = d.pop("verdict") or {}
+        d["verdict"] = v.get("label", "")
+        d.update({k: v.get(k) for k in VERDICT_FIELDS if k not in ("word", "ratio")})
+        d["word"] = v.get("word")
+        rows.append(d)
     buf = io.StringIO()
     fields = [
         "variant",
@@ -282,8 +359,11 @@ def to_csv(record: RunRecord) -> str:
         "min",
         "median",
         "max",
+        "verdict",
+        "word",
         "ratio",
-        "within_noise",
+        *(k for k in VERDICT_FIELDS if k not in ("word", "ratio")),
+        "drift",
         "rows",
         *mechanism.CSV_FIELDS,
         "note",
@@ -297,9 +377,10 @@ def to_csv(record: RunRecord) -> str:
     return buf.getvalue()
 
 
-def to_json(record: RunRecord) -> str:
-    """The run's identity, the table rows and the settings."""
+def to_json(record: RunRecord, threshold: float | None = None) -> str:
+    """The run's identity, the table rows with their verdicts, and the settings."""
     common, differ = settings_table(record)
+    judged = judge(record, threshold=threshold)
     return (
         json.dumps(
             {
@@ -310,7 +391,11 @@ def to_json(record: RunRecord) -> str:
                 "server": record.server.dsn_masked,
                 "scale": record.scale,
                 "baseline": record.profile.baseline_name(),
-                "rows": to_rows(record, unknown=None),
+                "threshold": judged.threshold,
+                "warmups": samples(record.trials).warmups,
+                "baseline_drift": judged.drifted,
+                "undecided": [list(k) for k in judged.undecided],
+                "rows": to_rows(record, threshold, unknown=None),
                 "unknown_is": "null: pgwx could not measure it (nor any total that includes it)",
                 "environment": (
                     None if record.environment is None else record.environment.model_dump()
@@ -329,6 +414,6 @@ FORMATS = {"md": to_markdown, "csv": to_csv, "json": to_json}
 """--format value → renderer."""
 
 
-def render(record: RunRecord, fmt: str = "md") -> str:
-    """The table in one of FORMATS."""
-    return FORMATS[fmt](record)
+def render(record: RunRecord, fmt: str = "md", threshold: float | None = None) -> str:
+    """The table in one of FORMATS; `threshold` overrides the profile's noise threshold."""
+    return FORMATS[fmt](record, threshold)

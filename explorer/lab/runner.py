@@ -1,6 +1,7 @@
 """One run of a profile's matrix, as a stream of typed events.
 
-The runner owns the order of things: interleave variants across repeats, apply each
+The runner owns the order of things: variants in balanced rounds (A B C, C B A, …), a
+warm-up round first, more rounds while the verdicts are undecided (repeats = "auto"), apply each
 variant's knobs, CHECKPOINT and settle, time the phases, store each finished trial before the
 next starts, and undo everything at the end — finished, failed or cancelled. What a dead pgwx
 left is put back once per session (`explorer.lab.session`). It never imports textual; the
@@ -35,6 +36,7 @@ from explorer.lab.guard import (
     run_watched,
     wait_for_server,
 )
+from explorer.lab.judge import judge, undecided_text
 from explorer.lab.leftovers import auto_conf_path, foreign_notice, off_defaults, still_in_force
 from explorer.lab.mechanism import PhaseProbe
 from explorer.lab.owner import RunOwner
@@ -42,6 +44,7 @@ from explorer.lab.results import ResultStore, new_run_id
 from explorer.lab.sampler import Sampler, SamplerNotice, TrialSampler
 from explorer.lab.settings import Journal, ServerSettings, settings_in_force
 from explorer.lab.sql import run_scope, schema, work_prefix
+from explorer.lab.verdict import balanced_order
 from explorer.lab.workloads import build_workload
 from explorer.lab.workloads.base import TrialContext, Workload, WorkloadError, session_settings
 from explorer.models import (
@@ -78,7 +81,13 @@ class RunOptions:
     scale: float = 1.0
     """Multiplies the workload's size parameters."""
     repeats: int | None = None
-    """Overrides the profile's repeats."""
+    """A fixed number of measured trials per variant, overriding the profile's repeats."""
+    warmup: int | None = None
+    """Overrides the profile's warm-up rounds (0: none)."""
+    threshold: float | None = None
+    """Overrides the profile's noise threshold (a fraction, 0.05 = 5 %)."""
+    budget: float | None = None
+    """Overrides the profile's time budget in seconds (repeats = "auto")."""
     variants: list[str] | None = None
     """Run only these variants (by name)."""
     allow_risky: bool = False
@@ -112,8 +121,22 @@ class RunScope:
 
 
 def interleave(variants: list[Variant], repeats: int) -> list[tuple[Variant, int]]:
-    """A B C A B C …: every variant sees the same drift of the machine."""
-    return [(v, rep) for rep in range(1, repeats + 1) for v in variants]
+    """A B C, C B A, A B C …, repeats 1-based: every variant sees the same drift."""
+    return [(v, r + 1) for v, r in balanced_order(variants, repeats)]
+
+
+def effective_profile(profile: Profile, options: RunOptions) -> Profile:
+    """The profile with the run's overrides applied: what the store keeps and reports use."""
+    update: dict[str, Any] = {}
+    if options.repeats is not None:
+        update["repeats"] = options.repeats
+    if options.warmup is not None:
+        update["warmup"] = options.warmup
+    if options.threshold is not None:
+        update["threshold"] = options.threshold
+    if options.budget is not None:
+        update["budget"] = options.budget
+    return profile.model_copy(update=update) if update else profile
 
 
 def select_variants(profile: Profile, wanted: list[str] | None) -> list[Variant]:
@@ -166,6 +189,13 @@ async def _read_counters(conn: asyncpg.Connection, sql: str) -> dict[str, int]:
     return {k: int(v) for k, v in dict(row).items() if v is not None} if row else {}
 
 
+def _duration(seconds: float) -> str:
+    """600 → '10m', 90 → '90s'."""
+    if seconds >= 60 and seconds % 60 == 0:
+        return f"{seconds / 60:.0f}m"
+    return f"{seconds:g}s"
+
+
 class Runner:
     """Runs one profile against one server.
 
@@ -188,9 +218,9 @@ class Runner:
         caps: Capabilities | None = None,
     ) -> None:
         self.target = target
-        self.profile = profile
-        self.store = store
         self.options = options or RunOptions()
+        self.profile = effective_profile(profile, self.options)
+        self.store = store
         self.run_id = new_run_id()
         self._t0 = time.perf_counter()
         self._emit_out: Callable[[Event], None] = lambda _e: None
@@ -218,9 +248,48 @@ class Runner:
         """The profile's variants, or the subset asked for."""
         return select_variants(self.profile, self.options.variants)
 
+    def rounds(self) -> int:
+        """Rounds planned at the start: warm-up plus the fixed repeats or `min_repeats`."""
+        p = self.profile
+        measured = p.repeats if isinstance(p.repeats, int) else p.min_repeats
+        return p.warmup + measured
+
     def plan(self) -> list[tuple[Variant, int]]:
-        """The trials in the order they run."""
-        return interleave(self.variants(), self.options.repeats or self.profile.repeats)
+        """The trials planned at the start, in order; repeats are 1-based rounds.
+
+        With repeats = "auto" more rounds may follow (`_another_round`).
+        """
+        return interleave(self.variants(), self.rounds())
+
+    def _another_round(
+        self, record: RunRecord, trials: list[TrialResult], done: int, round_seconds: float
+    ) -> bool:
+        """After `done` rounds of an auto run: is another one needed, and allowed?"""
+        p = self.profile
+        if p.repeats != "auto":
+            return False
+        names = [v.name for v in self.variants()]
+        skipped = {t.variant for t in trials if t.status == "skipped"}
+        active = [n for n in names if n not in skipped]
+        base = p.baseline_name()
+        if base not in active:
+            return False  # nothing to compare with: more rounds cannot decide anything
+        judged = judge(record.model_copy(update={"trials": trials}), variants=active)
+        measured = done - p.warmup
+        if not judged.verdicts:
+            return False  # one variant alone: nothing to decide
+        if not judged.undecided:
+            self._notice(f"every verdict decided after {measured} rounds")
+            return False
+        why = None
+        if measured >= p.max_repeats:
+            why = f"max_repeats ({p.max_repeats}) reached"
+        elif self.clock() + round_seconds > p.budget:
+            why = f"the time budget ({_duration(p.budget)}) would be exceeded by another round"
+        if why is None:
+            return True
+        self._notice(f"stopped after {measured} rounds: {why}. {undecided_text(judged)}", "warning")
+        return False
 
     def build_workload(self) -> Workload:
         """The profile's workload with its parameters validated and scaled."""
@@ -345,36 +414,49 @@ class Runner:
             if scope.sampler is not None:
                 sampler_task = asyncio.create_task(scope.sampler.run(self._on_sample))
             skipped_once: set[str] = set()
-            for index, (variant, repeat) in enumerate(plan, start=1):
-                if reasons[variant.name]:
-                    if variant.name not in skipped_once:
-                        skipped_once.add(variant.name)
-                        trials.append(
-                            self._finish(
-                                TrialResult(
-                                    run_id=self.run_id,
-                                    variant=variant.name,
-                                    repeat=repeat,
-                                    status="skipped",
-                                    reason=f"not available here: {reasons[variant.name]}",
-                                    started_at=dt.datetime.now(dt.UTC),
+            variants = self.variants()
+            planned, done, index = self.rounds(), 0, 0
+            runnable = sum(1 for v in variants if not reasons[v.name])
+            round_seconds = 0.0
+            while done < planned or self._another_round(record, trials, done, round_seconds):
+                planned = max(planned, done + 1)
+                started_round = self.clock()
+                for variant, _ in balanced_order(variants, done + 1)[done * len(variants) :]:
+                    repeat = done + 1
+                    if reasons[variant.name]:
+                        if variant.name not in skipped_once:
+                            skipped_once.add(variant.name)
+                            trials.append(
+                                self._finish(
+                                    TrialResult(
+                                        run_id=self.run_id,
+                                        variant=variant.name,
+                                        repeat=repeat,
+                                        status="skipped",
+                                        reason=f"not available here: {reasons[variant.name]}",
+                                        started_at=dt.datetime.now(dt.UTC),
+                                    )
                                 )
                             )
+                        continue
+                    index += 1
+                    self._emit(
+                        TrialStarted(
+                            at=self.clock(),
+                            variant=variant.name,
+                            repeat=repeat,
+                            index=index,
+                            total=max(index, runnable * planned),
                         )
-                    continue
-                self._emit(
-                    TrialStarted(
-                        at=self.clock(),
-                        variant=variant.name,
-                        repeat=repeat,
-                        index=index,
-                        total=len(plan),
                     )
-                )
-                result = await self._trial(scope, variant, repeat)
-                trials.append(self._finish(result))
-                if self._lost and index < len(plan):
-                    await self._server_back()
+                    result = await self._trial(scope, variant, repeat)
+                    result.warmup = done < self.profile.warmup
+                    trials.append(self._finish(result))
+                    if self._lost:
+                        # The server went away mid-trial: wait for it before the next one.
+                        await self._server_back()
+                done += 1
+                round_seconds = self.clock() - started_round
         except asyncio.CancelledError:
             status, reason = "cancelled", "cancelled by the user"
             raise

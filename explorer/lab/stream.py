@@ -64,7 +64,8 @@ def narrate(event: Event) -> str | None:
         t = event.result
         if t.status != "ok":
             return f"{t.variant} rep {t.repeat} {t.status}: {t.reason}"
-        return f"{t.variant} rep {t.repeat} done in {sum(p.seconds for p in t.phases):.2f} s"
+        warm = " (warm-up, not counted)" if t.warmup else ""
+        return f"{t.variant} rep {t.repeat} done in {sum(p.seconds for p in t.phases):.2f} s{warm}"
     if isinstance(event, RunEnded):
         return f"run {event.run_id} {event.status}" + (f": {event.reason}" if event.reason else "")
     return None

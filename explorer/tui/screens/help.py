@@ -33,10 +33,12 @@ spread (min–max) as `╌`. **p** shows the next phase.
 - **w** wait events of the workload's own backends, stacked: how many of them sat in
   each wait, on average, per sample (`CPU` = running, no wait).
 
-**Results** — `min / median / max` seconds per variant and phase, the ratio to the
-baseline (`≈` = within the spread of the repeats: the run cannot tell them apart), WAL,
-relation extensions and the top wait. **e** writes it as markdown under the results
-directory; the log says where.
+**Results** — `min / median / max` seconds per variant and phase and a verdict against
+the baseline: ratio `[95 % interval]`, **faster** / **slower** only when the interval
+excludes 1 and the change beats the noise threshold, `≈` when the trials cannot tell
+(`too few runs` below 5; warm-ups not counted), then WAL, relation extensions and the top
+wait. The duration pane draws each interval over its bar. **e** writes it as markdown
+under the results directory; the log says where.
 
 **Log** — knobs applied and undone, server restarts, failures, in one sentence each.
 

@@ -1,4 +1,9 @@
-"""The "Duration" pane: the trial in flight, then one bar per variant as trials finish."""
+"""The "Duration" pane: the trial in flight, then one bar per variant as trials finish.
+
+Each candidate's bar carries its verdict's 95 % interval, turned into seconds on the
+baseline's median: ``█████▒▒▒───┤`` — solid to the interval's low end, shaded to the median,
+a line to its high end. The baseline's bar is plain: it is what the others are measured by.
+"""
 
 from __future__ import annotations
 
@@ -43,6 +48,56 @@ def triplet(row: SummaryRow, top: float) -> tuple[str, str]:
 
     spread = f" ({f(row.min)}–{f(row.max)})" if row.n > 1 else ""
     return f"{f(row.median)} {unit}", spread
+
+
+def interval_seconds(row: SummaryRow) -> tuple[float, float] | None:
+    """The verdict's interval as seconds of this variant's phase; None without one."""
+    v = row.verdict
+    if v is None or v.median_baseline is None:
+        return None
+    if v.ci_low is not None and v.ci_high is not None:
+        return v.ci_low * v.median_baseline, v.ci_high * v.median_baseline
+    if v.diff_ci_low is not None and v.diff_ci_high is not None:
+        return v.median_baseline + v.diff_ci_low, v.median_baseline + v.diff_ci_high
+    return None
+
+
+def interval_bar(median: float, lo: float, hi: float, top: float, width: int) -> Text:
+    """A bar to `median` with the interval lo–hi drawn over it (see the module docstring)."""
+
+    # One cell is kept for the whisker's end, so a narrow interval still shows one.
+    scale = max(width - 1, 1)
+
+    def cell(x: float) -> int:
+        return min(max(round(x / top * scale), 0), scale)
+
+    lo_c, med_c, hi_c = cell(lo), cell(median), cell(hi)
+    lo_c = min(lo_c, med_c)
+    text = Text(BAR * lo_c)
+    text.append("▒" * (med_c - lo_c))
+    text.append("─" * max(hi_c - med_c - 1, 0) + "┤", style="dim")
+    return text
+
+
+def verdict_tail(row: SummaryRow) -> tuple[str, str]:
+    """(' baseline', 'dim'), (' faster', 'bold'), (' ≈', 'dim') or (' too few (n=2)', 'dim')."""
+    if row.baseline:
+        return (" baseline (drifted)", "bold yellow") if row.drift else (" baseline", "dim")
+    v = row.verdict
+    if v is None:
+        return "", "dim"
+    if v.too_few:
+        return f" too few (n={min(v.n_baseline, v.n_candidate)})", "dim"
+    if v.decided:
+        return f" {v.word}", "bold"
+    return " ≈", "dim"
+
+
+def triplet_bounds(span: tuple[float, float], top: float) -> tuple[str, str]:
+    """An interval's ends in the unit `triplet` chose for this scale, without the unit."""
+    ms = top < 1
+    factor, digits = (1000, 0) if ms else (1, 2)
+    return f"{span[0] * factor:.{digits}f}", f"{span[1] * factor:.{digits}f}"
 
 
 def phases_of(rows: list[SummaryRow]) -> list[str]:
@@ -154,24 +209,47 @@ class DurationPane(VerticalScroll):
         if not names or names == ["?"]:
             return text
         text.append(f"\n{phase or 'total'} median", style="bold")
-        text.append(" (min–max)", style="dim")
+        text.append(" [95% CI]", style="dim")
         if len(phases) > 1:
             text.append("  [p] phase", style="dim")
         by_name = {r.variant: r for r in rows if r.phase == phase}
         failed = {r.variant: r for r in rows if r.phase == "—"}
-        top = max((r.max or 0.0 for r in by_name.values()), default=0.0)
-        width = max(width - 2, 10)
+        spans = {name: interval_seconds(r) for name, r in by_name.items()}
+        top = max(
+            [r.max or 0.0 for r in by_name.values()]
+            + [span[1] for span in spans.values() if span is not None],
+            default=0.0,
+        )
+        tails = {name: verdict_tail(r) for name, r in by_name.items()}
+        # The verdict goes at the end of the bar line; every bar gives up the same room for
+        # it, so lengths stay comparable between variants.
+        room = max((len(t) for t, _ in tails.values()), default=0)
+        width = max(width - 2 - room, 10)
         for name in names:
             text.append(f"\n{name}", style="bold" if name != self.view.variant else "italic")
             row = by_name.get(name)
             if row is not None and row.median is not None and top > 0:
                 median, spread = triplet(row, top)
                 text.append(f"  {median}", style="bold")
-                text.append(spread, style="dim")
-                body = bar(row.median / top, width)
-                whisker = max(round((row.max or row.median) / top * width) - len(body), 0)
-                text.append("\n" + body)
-                text.append("╌" * whisker, style="dim")
+                span = spans.get(name)
+                if span is not None:
+                    lo, hi = triplet_bounds(span, top)
+                    text.append(f" [{lo}–{hi}]", style="dim")
+                else:
+                    text.append(spread, style="dim")
+                text.append("\n")
+                if span is not None:
+                    drawn = interval_bar(row.median, *span, top, width)
+                else:
+                    # No interval (the baseline, or too few runs): the min–max spread, dashed.
+                    body = bar(row.median / top, width)
+                    whisker = max(round((row.max or row.median) / top * width) - len(body), 0)
+                    drawn = Text(body)
+                    drawn.append("╌" * whisker, style="dim")
+                text.append_text(drawn)
+                tail, style = tails[name]
+                text.append(" " * (width - drawn.cell_len))
+                text.append(tail, style=style)
             elif name == self.view.variant:
                 text.append("  (running)", style="italic")
             elif name in failed:

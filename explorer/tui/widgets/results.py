@@ -20,7 +20,7 @@ COLUMNS = (
     ("min", "min s"),
     ("median", "median s"),
     ("max", "max s"),
-    ("ratio", "ratio"),
+    ("verdict", "verdict"),
     ("wal", "WAL"),
     ("extends", "ext pages"),
     ("wait", "top wait"),
@@ -35,12 +35,14 @@ def _s(value: float | None) -> Text:
     return Text("" if value is None else f"{value:.3f}", justify="right")
 
 
-def _ratio(row: SummaryRow) -> Text:
-    if row.ratio is None:
-        return Text("")
-    # "≈" says what colour cannot: the ranges overlap, the repeats cannot tell them apart.
-    text = ("≈" if row.within_noise else "") + f"{row.ratio:.2f}"
-    return Text(text, justify="right", style="dim" if row.within_noise else "bold")
+def _verdict(row: SummaryRow) -> Text:
+    # The same words as the report; bold only where the trials support a difference, so the
+    # eye (and a monochrome projector) lands on findings, not on noise.
+    label = row.verdict_label()
+    if row.baseline:
+        return Text(label, style="bold yellow" if row.drift else "dim")
+    decided = row.verdict is not None and row.verdict.decided
+    return Text(label, style="bold" if decided else "dim")
 
 
 def _count(value: object) -> Text:
@@ -89,7 +91,7 @@ def cells(row: SummaryRow) -> list[Text | str]:
         _s(row.min),
         _s(row.median),
         _s(row.max),
-        _ratio(row),
+        _verdict(row),
         _wal(m),
         _extended(m),
         Text(_top_wait(m)),
