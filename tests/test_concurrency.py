@@ -58,7 +58,9 @@ async def setting(target: Target, name: str) -> str:
 
 
 def runner(target: Target, profile: Profile, path: Path) -> Runner:
-    return Runner(target, profile, ResultStore(path), RunOptions(settle_seconds=0, sample=True, warmup=0))
+    return Runner(
+        target, profile, ResultStore(path), RunOptions(settle_seconds=0, sample=True, warmup=0)
+    )
 
 
 async def test_two_runs_without_settings_keep_apart_and_a_cancel_ends_only_its_own(
