@@ -148,6 +148,19 @@ class FaultServer:
             await conn.execute("SELECT pg_reload_conf()")
         finally:
             await conn.close()
+        # the password is really asked for (the trust lines below would let anyone in), once
+        # the postmaster has read pg_hba.conf again
+        kw = {**self.server.connect_kwargs(), "user": ROLE}
+
+        async def refused() -> bool:
+            try:
+                other = await asyncpg.connect(**kw, timeout=30)
+            except (asyncpg.InvalidPasswordError, asyncpg.InvalidAuthorizationSpecificationError):
+                return True
+            await other.close()
+            return False
+
+        await wait_until(refused, f"{ROLE} to need its password", 30)
 
     def postmaster_pid(self) -> int:
         """The postmaster's pid, from postmaster.pid."""

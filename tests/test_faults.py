@@ -337,7 +337,7 @@ async def test_killed_pgwxs_statement_does_not_outlive_it(
         child = await start_pgwx(tmp_path, "run", str(tmp_path / "next.toml"), *dsn)
         _out, err = await finish(child)
         assert child.returncode == 0, err
-        await f15.assert_as_before(before, session_wait=5)
+        await f15.assert_as_before(before, session_wait=10)
 
 
 # --------------------------------------------------------------------------- 4. full disk
