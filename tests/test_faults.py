@@ -27,7 +27,7 @@ from explorer.lab.profiles import load_profile
 from explorer.lab.results import INTERRUPTED, ResultStore
 from explorer.lab.runner import Runner, RunOptions
 from explorer.lab.session import Session
-from explorer.models import Event, Notice, Profile, RunRecord
+from explorer.models import Event, Notice, Profile, RunRecord, TrialEnded
 from explorer.server.connect import Target
 from explorer.server.embedded import LocalServer
 from tests.conftest import PG15_BIN
@@ -47,6 +47,7 @@ from tests.faults_helpers import (
     sigkill,
     start_pgwx,
     stored_rows,
+    wait_until,
 )
 
 CANCELLED = "cancelled by the user"
@@ -213,8 +214,16 @@ async def test_server_restarted_mid_run(case: Case, results: Store, tmp_path: Pa
         task, store, events = await _start_run(case.target, profile, results.path)
         try:
             await gate.reached()
-            await asyncio.to_thread(case.fs.server.restart)
-            await gate.close()  # the restart ended it already; the second trial walks through
+            # A restart in two steps, so the run surely meets the server down: stopped, and
+            # started again once the trial in flight has ended.
+            await asyncio.to_thread(case.fs.server.stop)
+            await gate.close()  # the stop ended it already; the second trial walks through
+
+            async def trial_ended() -> bool:
+                return any(isinstance(e, TrialEnded) for e in events)
+
+            await wait_until(trial_ended, "the trial in flight to end", 60)
+            await asyncio.to_thread(case.fs.server.start)
             record = await asyncio.wait_for(task, 120)
         finally:
             task.cancel()
