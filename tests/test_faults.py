@@ -201,12 +201,6 @@ def _notices(events: list[Event]) -> str:
 # --------------------------------------------------------------------------- 1. restart
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 12 #4 (branch runtime): after a server restart the run does not wait for "
-    "the server to answer again; the next trial and the undo fail at once and leave the "
-    "settings and the schema behind",
-)
 async def test_server_restarted_mid_run(case: Case, results: Store, tmp_path: Path) -> None:
     before = await case.fs.state()
     profile = _profile(tmp_path, "restart", profile_toml())
@@ -324,11 +318,6 @@ async def test_pgwx_sigkilled_repeatedly(case: Case, results: Store, tmp_path: P
     assert PASSWORD not in out + err + "".join(seen)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 12 #2 (branch runtime): a killed pgwx's statement outlives it; recovery "
-    "does not terminate a dead pgwx's backends",
-)
 async def test_killed_pgwxs_statement_does_not_outlive_it(
     f15: FaultServer, results: Store, tmp_path: Path
 ) -> None:
@@ -425,11 +414,6 @@ async def test_full_disk_fails_the_trial_with_a_sentence(
     results.assert_intact()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 12 #5 (branch runtime): an undo that fails on a full disk does not name the "
-    "settings left in force nor postgresql.auto.conf",
-)
 async def test_full_disk_undo_failure_says_what_is_left(
     tmpfs: Path, results: Store, tmp_path: Path
 ) -> None:
