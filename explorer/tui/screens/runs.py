@@ -21,11 +21,10 @@ from textual.message import Message
 from textual.widget import Widget
 from textual.worker import Worker, WorkerCancelled, WorkerFailed, WorkerState
 
-from explorer.lab.replay import ReplaySource
+from explorer.lab.replay import Player, ReplaySource
 from explorer.lab.runner import one_sentence
 from explorer.lab.runstate import RunView
 from explorer.lab.session import Session
-from explorer.lab.stream import paced
 from explorer.models import (
     Capabilities,
     Event,
@@ -100,6 +99,10 @@ class RunController(Widget):
             return isinstance(message, RunController.SampleArrived)
 
     @dataclass
+    class Rebuilt(Message):
+        """A replay jumped: the view was rebuilt from the events, repaint every pane."""
+
+    @dataclass
     class Said(Message):
         """A line for the log."""
 
@@ -139,6 +142,8 @@ class RunController(Widget):
         """The session on it (the app's, so that it is released however the app ends)."""
         self.runner: Any = None
         """The runner of the latest run (its clock drives the live timer)."""
+        self.player: Player | None = None
+        """The replay's position, speed and pause (None: not a replay)."""
         self._cancelling = False
         self._quitting = False
 
@@ -225,21 +230,55 @@ class RunController(Widget):
         self.view.profile, self.view.scale, self.view.accumulate = profile, scale, single
         await runner.run(self._emit)
 
-    @work(exclusive=True, group="run", name="replay", exit_on_error=False)
-    async def replay_run(self, source: ReplaySource) -> None:
-        """Feed a recorded run into the view at its recorded pace (or all at once)."""
+    def replay_run(self, source: ReplaySource) -> None:
+        """Play a recorded run into the view at its recorded pace times its speed."""
         self.view.profile, self.view.scale = source.profile, source.scale
-        for wait, event in paced(source.events, source.speed):
+        self.player = Player(source, self.view)
+        self.play()
+
+    def play(self) -> None:
+        """(Re)start playing from where the player is; a playback in flight is replaced."""
+        if self.player is not None and not self.player.paused:
+            self._playback()
+
+    def seek(self, position: int) -> None:
+        """Show the replay as it was after `position` events, rebuilt from the events."""
+        if self.player is None:
+            return
+        for worker in self.workers:
+            if worker.name == "replay":
+                worker.cancel()  # it must not fold one more event into the rebuilt view
+        self.player.seek(position)
+        self.post_message(self.Rebuilt())
+        self.play()
+
+    @work(exclusive=True, group="run", name="replay", exit_on_error=False)
+    async def _playback(self) -> None:
+        """Fold the events in at their pace; ends when paused or at the end."""
+        player = self.player
+        assert player is not None
+        burst = 0
+        while not player.done and not player.paused:
+            wait = player.wait()
             if wait:
+                burst = 0
                 await asyncio.sleep(wait)
-            self._emit(event)
-        if source.events and isinstance(source.events[-1], RunEnded):
-            last = max(e.at for e in source.events)
+            else:
+                burst += 1
+                if burst % 256 == 0:
+                    await asyncio.sleep(0)  # all at once, yet keys still get through
+            self._announce(player.step())  # the player folded it into the view
+        if player.done and player.events and isinstance(player.events[-1], RunEnded):
+            last = max(e.at for e in player.events)
             self.post_message(self.EventArrived(Notice(at=last, message="end of replay")))
 
     def _emit(self, event: Event) -> None:
         """Called by the runner (or replay) on the event loop, once per event."""
         self.view.apply(event)
+        self._announce(event)
+
+    def _announce(self, event: Event) -> None:
+        """Tell the screen an event was folded into the view: repaint."""
         if isinstance(event, SampleTaken):
             self.post_message(self.SampleArrived(event))
         else:

@@ -54,6 +54,21 @@ def phases_of(rows: list[SummaryRow]) -> list[str]:
     return sorted(seen, key=lambda p: p != "total")
 
 
+def phase_strip(phases: list[tuple[str, float | None]], current: str | None) -> Text:
+    """'copy 1.20 s › COMMIT': the trial's phases so far, the one running highlighted."""
+    text = Text()
+    for n, (name, seconds) in enumerate(phases):
+        if n:
+            text.append(" › ", style="dim")
+        if seconds is None and name == current:
+            text.append(f" {name.upper()} ", style="bold reverse")
+        else:
+            text.append(name, style="dim")
+            if seconds is not None:
+                text.append(f" {fmt_seconds(seconds)}", style="dim")
+    return text
+
+
 class DurationPane(VerticalScroll):
     """Elapsed time, phase and progress of the trial in flight; median bars per variant.
 
@@ -114,6 +129,9 @@ class DurationPane(VerticalScroll):
             text.append(v.variant, style="bold")
             text.append(f" · rep {v.repeat} · {v.trial_index}/{v.total_trials}")
             phase_s, trial_s = v.elapsed()
+            if v.trial_phases:
+                text.append("\n")
+                text.append_text(phase_strip(v.trial_phases, v.phase))
             if v.phase:
                 text.append("\nphase ", style="dim")
                 text.append(v.phase.upper(), style="bold")
