@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -38,6 +39,9 @@ from explorer.server.connect import Target
 
 if TYPE_CHECKING:
     from explorer.tui.app import PgwxApp
+
+REPLAY_REPAINT_HZ = 8.0
+"""Most sample repaints per second during a replay (live runs sample at 4 Hz)."""
 
 WORKER_WHAT = {
     "server": "Starting the server",
@@ -254,10 +258,14 @@ class RunController(Widget):
 
     @work(exclusive=True, group="run", name="replay", exit_on_error=False)
     async def _playback(self) -> None:
-        """Fold the events in at their pace; ends when paused or at the end."""
+        """Fold the events in at their pace; ends when paused or at the end.
+
+        At 16× samples come 64 times a second: the panes repaint for at most
+        `REPLAY_REPAINT_HZ` of them (and the last), so keys stay quick.
+        """
         player = self.player
         assert player is not None
-        burst = 0
+        burst, painted, held = 0, 0.0, None
         while not player.done and not player.paused:
             wait = player.wait()
             if wait:
@@ -267,7 +275,16 @@ class RunController(Widget):
                 burst += 1
                 if burst % 256 == 0:
                     await asyncio.sleep(0)  # all at once, yet keys still get through
-            self._announce(player.step())  # the player folded it into the view
+            event = player.step()  # the player folded it into the view
+            if isinstance(event, SampleTaken):
+                now = time.monotonic()
+                if now - painted < 1 / REPLAY_REPAINT_HZ:
+                    held = event
+                    continue
+                painted, held = now, None
+            self._announce(event)
+        if held is not None:
+            self._announce(held)
         if player.done and player.events and isinstance(player.events[-1], RunEnded):
             last = max(e.at for e in player.events)
             self.post_message(self.EventArrived(Notice(at=last, message="end of replay")))
