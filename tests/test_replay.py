@@ -125,6 +125,18 @@ def test_speeds_step_through_the_presenters_list() -> None:
     assert [player.faster(-1) for _ in range(7)] == [8, 4, 2, 1, 0.5, 0.25, 0.25]
 
 
+def test_pace_is_measured_from_when_playing_started() -> None:
+    source = ReplaySource.from_file(FIXTURE, speed=2.0)
+    player = Player(source, RunView(profile=source.profile))
+    player.step()
+    player.start(100.0)
+    gap = source.events[1].at - source.events[0].at
+    assert player.wait(100.0) == pytest.approx(gap / 2)
+    # Time spent drawing is taken off the wait, not added to the replay.
+    assert player.wait(100.0 + gap / 4) == pytest.approx(gap / 4)
+    assert player.wait(100.0 + gap) == 0.0
+
+
 def test_a_new_trial_does_not_show_the_previous_trials_last_phase() -> None:
     source = ReplaySource.from_file(FIXTURE)
     starts = [i for i, e in enumerate(source.events) if isinstance(e, TrialStarted)]
@@ -155,7 +167,7 @@ async def test_space_pauses_and_resumes(tmp_path: Path) -> None:
         await pilot.pause(0.5)  # recorded samples come every 0.25 s: none may land now
         assert player.position == held
         same_state(lab.view, folded(app.replay, held))  # type: ignore[arg-type]
-        assert "REPLAY paused" in lab.query_one("#header").label  # type: ignore[attr-defined]
+        assert "REPLAY 1× paused · " in lab.query_one("#header").label  # type: ignore[attr-defined]
         await pilot.press("space")
         assert not player.paused
         await wait_for(pilot, lambda: player.position > held)
@@ -397,3 +409,37 @@ async def test_shipped_recordings_replay_to_the_end(
             e.result for e in source.events if isinstance(e, PhaseEnded) and e.variant == "deferred"
         ]
         assert {p.name for p in deferred} >= {"load", "commit"}
+
+
+def test_replay_speed_option_reaches_the_app_and_names_find_recordings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("PGWX_RESULTS", str(tmp_path / "empty" / "results.sqlite"))
+    opened: list[ReplaySource] = []
+
+    def run(app: PgwxApp) -> None:
+        assert app.replay is not None
+        opened.append(app.replay)
+
+    monkeypatch.setattr(PgwxApp, "run", run)
+    assert cli.main(["replay", "quick-demo", "--speed", "4"]) == 0
+    assert opened[-1].speed == 4 and opened[-1].profile is not None
+    assert opened[-1].profile.name == "quick-demo"
+    assert cli.main(["replay", "quick-demo"]) == 0
+    assert opened[-1].speed == 1  # the app's default: the recorded pace
+    assert cli.main(["replay", "quick-demo", "--headless"]) == 0
+    assert "| logged |" in capsys.readouterr().out
+    assert cli.main(["replay", "no-such-demo"]) == 2
+    assert capsys.readouterr().err.count("\n") == 1
+
+
+async def test_replay_header_at_the_given_speed(tmp_path: Path) -> None:
+    source = ReplaySource.find(ResultStore(tmp_path / "r.sqlite"), "quick-demo", speed=4)
+    app = PgwxApp(replay=source, store=ResultStore(tmp_path / "r.sqlite"))
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.pause(0.1)
+        label = app.lab.query_one("#header").label  # type: ignore[attr-defined]
+        assert source.recorded_at is not None
+        when = source.recorded_at.astimezone().strftime("%Y-%m-%d %H:%M")
+        assert label == f"REPLAY 4× · recorded {when} on PostgreSQL 18.6 (bundled)"
+        assert app.lab.controller.player.speed == 4  # type: ignore[union-attr]

@@ -11,18 +11,21 @@ from __future__ import annotations
 
 import datetime as dt
 import gzip
+import io
 import json
 import platform
 import re
 import zlib
+from array import array
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from explorer.errors import PgwxError
 from explorer.lab.results import ResultStore, write_private
-from explorer.models import Event, RunRecord
+from explorer.models import Event, PhaseStarted, RunRecord, SampleTaken
 from explorer.server.conninfo import parse_dsn
 
 FORMAT = "pgwx-recording"
@@ -37,8 +40,56 @@ PATH_GUCS = ("data_directory", "unix_socket_directories", "listen_addresses", "c
 """Settings whose values name the machine; masked with the host."""
 
 
+_EVENT: TypeAdapter[Event] = TypeAdapter(Event)
+EVENTS_KEY = b',"events":['
+"""How the first line of a recording ends: one event per line follows."""
+
+
 class RecordingError(PgwxError, ValueError):
     """A file that cannot be played or imported; str() is one sentence."""
+
+
+class Tape(Sequence[Event]):
+    """A recording's events held compressed, one by one, and decoded when asked for.
+
+    An hour of samples is ~60 MB as Python objects and ~5 MB here; what a replay looks up
+    often (times, phase starts, which events are told in the log) is kept plain beside.
+    """
+
+    def __init__(self) -> None:
+        self._raw: list[bytes] = []
+        self.ats = array("d")
+        """Each event's time (seconds since the run started)."""
+        self.phase_starts: list[int] = []
+        """Indices of PhaseStarted events."""
+        self.told: list[int] = []
+        """Indices of the events that are not samples (the ones a log may tell)."""
+
+    def append(self, raw: bytes, event: Event) -> None:
+        """Keep one event (its JSON, and the event it decodes to)."""
+        index = len(self._raw)
+        self._raw.append(zlib.compress(raw, 1))
+        self.ats.append(event.at)
+        if isinstance(event, PhaseStarted):
+            self.phase_starts.append(index)
+        if not isinstance(event, SampleTaken):
+            self.told.append(index)
+
+    def __len__(self) -> int:
+        return len(self._raw)
+
+    @overload
+    def __getitem__(self, index: int) -> Event: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[Event]: ...
+    def __getitem__(self, index: int | slice) -> Event | list[Event]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        return _EVENT.validate_json(zlib.decompress(self._raw[index]))
+
+    def __iter__(self) -> Iterator[Event]:
+        for raw in self._raw:
+            yield _EVENT.validate_json(zlib.decompress(raw))
 
 
 class Recording(BaseModel):
@@ -141,13 +192,51 @@ def export_run(store: ResultStore, ref: str, *, redact_host: bool = False) -> di
 
 
 def write_recording(data: dict[str, Any], path: Path) -> Path:
-    """Write a recording, readable by its owner only (0600)."""
-    raw = gzip.compress(json.dumps(data, separators=(",", ":")).encode(), mtime=0)
-    return write_private(path, raw)
+    """Write a recording, readable by its owner only (0600).
+
+    Plain JSON, laid out one event per line after a first line that holds everything else,
+    so that a reader can take the events one at a time (`read_recording(tape=True)`).
+    """
+    head = {k: v for k, v in data.items() if k != "events"}
+    lines = [json.dumps(head, separators=(",", ":"))[:-1] + EVENTS_KEY.decode()]
+    body = ",\n".join(json.dumps(e, separators=(",", ":")) for e in data["events"])
+    text = "\n".join([*lines, body, "]}"]) + "\n"
+    return write_private(path, gzip.compress(text.encode(), mtime=0))
 
 
-def read_recording(path: Path) -> Recording:
+def _not_a_recording(path: Path) -> RecordingError:
+    return RecordingError(
+        f"{path} is not a pgwx recording; make one with `pgwx export RUN --out FILE.pgwx`."
+    )
+
+
+def _check_head(path: Path, data: Any) -> None:
+    """A recording's format and version, before anything else is believed."""
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise _not_a_recording(path)
+    version = data.get("version")
+    if not isinstance(version, int) or version > VERSION:
+        raise RecordingError(
+            f"{path} is a pgwx recording of format {version}, newer than this pgwx reads "
+            f"({VERSION}); upgrade pgwx to play it."
+        )
+
+
+def _damaged(
+    path: Path, exc: ValidationError, prefix: tuple[str | int, ...] = ()
+) -> RecordingError:
+    where = ".".join(str(p) for p in (*prefix, *exc.errors()[0]["loc"]))
+    return RecordingError(
+        f"{path} is a pgwx recording with damaged content (at {where}); export it again."
+    )
+
+
+def read_recording(path: Path, *, tape: bool = False) -> Recording:
     """Read a .pgwx file.
+
+    Args:
+        path: The file.
+        tape: Keep the events compressed in a `Tape` (a replay of a long run), not as a list.
 
     Raises:
         RecordingError: missing, truncated, foreign, newer-format or damaged file.
@@ -157,37 +246,59 @@ def read_recording(path: Path) -> Recording:
     except OSError as exc:
         raise RecordingError(f"Cannot read {path} ({exc.strerror or exc}).") from None
     if raw[:2] != b"\x1f\x8b":
-        raise RecordingError(
-            f"{path} is not a pgwx recording; make one with `pgwx export RUN --out FILE.pgwx`."
-        )
+        raise _not_a_recording(path)
     try:
-        text = gzip.decompress(raw)
+        with gzip.GzipFile(fileobj=io.BytesIO(raw)) as stream:
+            first = stream.readline()
+            if not first.rstrip().endswith(EVENTS_KEY):
+                # Not laid out by pgwx (or not a recording at all): read it whole.
+                return _whole(path, first + stream.read())
+            try:
+                head = json.loads(first.rstrip()[: -len(EVENTS_KEY)] + b"}")
+            except ValueError:
+                raise _not_a_recording(path) from None
+            _check_head(path, head)
+            events: Tape | list[Event] = Tape() if tape else []
+            ended = False
+            for n, line in enumerate(stream):
+                line = line.rstrip().removesuffix(b",")
+                if line == b"]}":
+                    ended = True
+                    continue
+                try:
+                    event = _EVENT.validate_json(line)
+                except ValidationError as exc:
+                    raise _damaged(path, exc, ("events", n)) from None
+                if isinstance(events, Tape):
+                    events.append(line, event)
+                else:
+                    events.append(event)
     except (EOFError, OSError, zlib.error):
         raise RecordingError(
             f"{path} is truncated or damaged (its compressed data ends early); "
             "copy or export it again."
         ) from None
+    if not ended:
+        raise RecordingError(f"{path} is truncated (its events stop early); copy it again.")
+    try:
+        rec = Recording.model_validate({**head, "events": []})
+    except ValidationError as exc:
+        raise _damaged(path, exc) from None
+    rec.events = events  # type: ignore[assignment]
+    return rec
+
+
+def _whole(path: Path, text: bytes) -> Recording:
+    """A recording read in one piece (any JSON layout)."""
     try:
         data = json.loads(text)
     except (ValueError, UnicodeDecodeError):
         data = None
-    if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise RecordingError(
-            f"{path} is not a pgwx recording; make one with `pgwx export RUN --out FILE.pgwx`."
-        )
-    version = data.get("version")
-    if not isinstance(version, int) or version > VERSION:
-        raise RecordingError(
-            f"{path} is a pgwx recording of format {version}, newer than this pgwx reads "
-            f"({VERSION}); upgrade pgwx to play it."
-        )
+    _check_head(path, data)
     try:
         return Recording.model_validate(data)
     except ValidationError as exc:
-        where = ".".join(str(p) for p in exc.errors()[0]["loc"])
-        raise RecordingError(
-            f"{path} is a pgwx recording with damaged content (at {where}); export it again."
-        ) from None
+        raise _damaged(path, exc) from None
 
 
 def import_recording(store: ResultStore, path: Path) -> RunRecord:

@@ -10,16 +10,18 @@ events up to it into a fresh `RunView`, so a jump shows exactly what a live run 
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import TypeAdapter
 
-from explorer.lab.recording import SUFFIX, read_recording
+from explorer.lab.recording import SUFFIX, Tape, read_recording
 from explorer.lab.results import ResultStore, StoreError
 from explorer.lab.runstate import RunView
-from explorer.models import Event, PhaseStarted, Profile, RunRecord, RunStarted
+from explorer.models import Event, PhaseStarted, Profile, RunRecord, RunStarted, SampleTaken
 
 _EVENTS: TypeAdapter[list[Event]] = TypeAdapter(list[Event])
 
@@ -52,7 +54,7 @@ class ReplaySource:
         record: The run as stored (results and all), when it comes from a store or a file.
     """
 
-    events: list[Event]
+    events: Sequence[Event]
     profile: Profile | None = None
     scale: float = 1.0
     speed: float = 1.0
@@ -72,7 +74,7 @@ class ReplaySource:
         with path.open("rb") as f:
             gzipped = f.read(2) == b"\x1f\x8b"
         if gzipped or path.suffix == SUFFIX:
-            rec = read_recording(path)
+            rec = read_recording(path, tape=True)
             run = rec.run
             return cls(rec.events, run.profile, run.scale, speed, run.started_at, run)
         data = json.loads(path.read_text())
@@ -138,8 +140,20 @@ class Player:
         self.speed = source.speed
         """1 = recorded pace; 0 = as fast as possible."""
         self.paused = False
-        self.boundaries = [i for i, e in enumerate(self.events) if isinstance(e, PhaseStarted)]
-        """Indices of the events where a phase starts: what `[` and `]` jump between."""
+        self._anchor: tuple[float, float] | None = None
+        """(wall clock, recorded clock) when playing last (re)started: waits are measured
+        from there, so time spent drawing never slows the replay down."""
+        events = self.events
+        if isinstance(events, Tape):
+            self.ats: Sequence[float] = events.ats
+            self.boundaries = events.phase_starts
+            self.told = events.told
+        else:
+            self.ats = [e.at for e in events]
+            self.boundaries = [i for i, e in enumerate(events) if isinstance(e, PhaseStarted)]
+            self.told = [i for i, e in enumerate(events) if not isinstance(e, SampleTaken)]
+        """ats: each event's time; boundaries: indices of the events where a phase starts
+        (what `[` and `]` jump between); told: indices of the events that are not samples."""
 
     @property
     def done(self) -> bool:
@@ -151,11 +165,20 @@ class Player:
         """Recorded seconds of the latest event shown."""
         return self.view.now
 
-    def wait(self) -> float:
-        """Seconds to wait before the next event, at the current speed (0: none)."""
+    def start(self, wall: float) -> None:
+        """Playing (re)starts now (`wall`, a monotonic clock) from the event in view."""
+        self._anchor = (wall, self.view.now)
+
+    def wait(self, wall: float) -> float:
+        """Seconds to wait, at `wall`, before the next event at the current speed (0: none)."""
         if self.done or self.speed <= 0 or self.position == 0:
             return 0.0
-        return max(self.events[self.position].at - self.view.now, 0.0) / self.speed
+        if self._anchor is None:
+            self.start(wall)
+        assert self._anchor is not None
+        started, recorded = self._anchor
+        due = started + max(self.ats[self.position] - recorded, 0.0) / self.speed
+        return max(due - wall, 0.0)
 
     def step(self) -> Event:
         """Show the next event (fold it into the view) and return it."""
@@ -175,10 +198,15 @@ class Player:
         """Show the run as it was after `position` events: rebuilt from the events."""
         self.position = max(0, min(position, len(self.events)))
         fresh = RunView(profile=self.source.profile, scale=self.source.scale)
-        for event in self.events[: self.position]:
+        for event in itertools.islice(self.events, self.position):  # one decoded at a time
             fresh.apply(event)
         # The panes hold this object: refill it rather than replace it.
         vars(self.view).update(vars(fresh))
+
+    def told_before(self, limit: int) -> list[Event]:
+        """The latest `limit` events shown that are not samples (a log retold after a jump)."""
+        shown = [i for i in self.told if i < self.position][-limit:]
+        return [self.events[i] for i in shown]
 
     def next_boundary(self) -> int | None:
         """The position just after the next phase start (None: there is none ahead)."""

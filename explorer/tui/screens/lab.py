@@ -457,9 +457,9 @@ class LabScreen(Screen[None]):
         if app.replay is None:
             return
         speed = player.speed if player is not None else app.replay.speed
-        state = "paused" if player is not None and player.paused else speed_label(speed or 16.0)
-        if speed <= 0 and (player is None or not player.paused):
-            state = "all at once"
+        state = speed_label(speed) if speed > 0 else "all at once"
+        if player is not None and player.paused:
+            state += " paused"
         self.query_one(ServerHeader).label = f"REPLAY {state} · {app.replay.headline()}"
 
     def action_replay_pause(self) -> None:
@@ -514,10 +514,10 @@ class LabScreen(Screen[None]):
         log = self.query_one("#log", RichLog)
         log.clear()
         if player is not None:
-            told = [e for e in player.events[: player.position] if narrate(e) is not None]
-            for event in told[-LOG_RETOLD:]:
-                if not isinstance(event, PhaseEnded):
-                    self.note(narrate(event) or "", level(event), at=event.at)
+            for event in player.told_before(LOG_RETOLD):
+                line = narrate(event)
+                if line is not None and not isinstance(event, PhaseEnded):
+                    self.note(line, level(event), at=event.at)
         self.query_one(ActivityPane).reset(view)
         self.query_one(ResultsTable).show(view.summary)
         duration = self.query_one(DurationPane)

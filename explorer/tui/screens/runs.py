@@ -40,8 +40,8 @@ from explorer.server.connect import Target
 if TYPE_CHECKING:
     from explorer.tui.app import PgwxApp
 
-REPLAY_REPAINT_HZ = 8.0
-"""Most sample repaints per second during a replay (live runs sample at 4 Hz)."""
+REPLAY_REPAINT_HZ = 4.0
+"""Most sample repaints per second during a replay: what a live run at 4 Hz costs."""
 
 WORKER_WHAT = {
     "server": "Starting the server",
@@ -254,6 +254,7 @@ class RunController(Widget):
                 worker.cancel()  # it must not fold one more event into the rebuilt view
         self.player.seek(position)
         self.post_message(self.Rebuilt())
+        self._say_if_ended()
         self.play()
 
     @work(exclusive=True, group="run", name="replay", exit_on_error=False)
@@ -265,9 +266,10 @@ class RunController(Widget):
         """
         player = self.player
         assert player is not None
-        burst, painted, held = 0, 0.0, None
+        burst, painted, held, stepped = 0, 0.0, None, False
+        player.start(time.monotonic())
         while not player.done and not player.paused:
-            wait = player.wait()
+            wait = player.wait(time.monotonic())
             if wait:
                 burst = 0
                 await asyncio.sleep(wait)
@@ -276,6 +278,7 @@ class RunController(Widget):
                 if burst % 256 == 0:
                     await asyncio.sleep(0)  # all at once, yet keys still get through
             event = player.step()  # the player folded it into the view
+            stepped = True
             if isinstance(event, SampleTaken):
                 now = time.monotonic()
                 if now - painted < 1 / REPLAY_REPAINT_HZ:
@@ -285,8 +288,19 @@ class RunController(Widget):
             self._announce(event)
         if held is not None:
             self._announce(held)
-        if player.done and player.events and isinstance(player.events[-1], RunEnded):
-            last = max(e.at for e in player.events)
+        if stepped:
+            self._say_if_ended()
+
+    def _say_if_ended(self) -> None:
+        """'end of replay' in the log, once the last recorded event is shown."""
+        player = self.player
+        if (
+            player is not None
+            and player.done
+            and player.events
+            and isinstance(player.events[-1], RunEnded)
+        ):
+            last = max(player.ats)
             self.post_message(self.EventArrived(Notice(at=last, message="end of replay")))
 
     def _emit(self, event: Event) -> None:
