@@ -24,6 +24,7 @@ from explorer.models import (
     PhaseEnded,
     PhaseStarted,
     RunEnded,
+    TrialEnded,
     TrialStarted,
     Variant,
 )
@@ -443,3 +444,23 @@ async def test_replay_header_at_the_given_speed(tmp_path: Path) -> None:
         when = source.recorded_at.astimezone().strftime("%Y-%m-%d %H:%M")
         assert label == f"REPLAY 4× · recorded {when} on PostgreSQL 18.6 (bundled)"
         assert app.lab.controller.player.speed == 4  # type: ignore[union-attr]
+
+
+def test_overlapping_phases_keep_their_own_times() -> None:
+    """A restore's COMMIT starts before its load is reported: each keeps its own seconds."""
+    source = ReplaySource.from_file(recordings_dir() / "fk-timing-restore.pgwx")
+    commit = next(
+        i
+        for i, e in enumerate(source.events)
+        if isinstance(e, PhaseStarted) and e.phase == "commit" and e.variant == "deferred"
+    )
+    view = folded(source, commit + 1)
+    assert view.trial_phases == [("load", None), ("commit", None)]
+    strip = DurationPane(view)._now_text(60).plain
+    assert "load … ›  COMMIT " in strip
+    ended = next(
+        i for i in range(commit, len(source.events)) if isinstance(source.events[i], TrialEnded)
+    )
+    view = folded(source, ended)
+    names = [name for name, _ in view.trial_phases]
+    assert names == ["load", "commit"] and all(s is not None for _, s in view.trial_phases)

@@ -206,8 +206,11 @@ class RunView:
         elif isinstance(event, PhaseEnded):
             self.last_phase = (event.result.name, event.result.seconds)
             self.phase = None
-            if self.trial_phases and self.trial_phases[-1] == (event.result.name, None):
-                self.trial_phases[-1] = (event.result.name, event.result.seconds)
+            # Phases may overlap (a restore's COMMIT starts before its load is reported).
+            for n in range(len(self.trial_phases) - 1, -1, -1):
+                if self.trial_phases[n] == (event.result.name, None):
+                    self.trial_phases[n] = (event.result.name, event.result.seconds)
+                    break
         elif isinstance(event, TrialEnded):
             self._trial_ended(event)
         elif isinstance(event, RunEnded):

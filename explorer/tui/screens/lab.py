@@ -460,7 +460,11 @@ class LabScreen(Screen[None]):
         state = speed_label(speed) if speed > 0 else "all at once"
         if player is not None and player.paused:
             state += " paused"
-        self.query_one(ServerHeader).label = f"REPLAY {state} · {app.replay.headline()}"
+        header = self.query_one(ServerHeader)
+        header.label = f"REPLAY {state} · {app.replay.headline()}"
+        # Two rows: what is replayed, and when and where it was recorded, must not be cut
+        # short by the recorded server's badges.
+        header.styles.height = 2
 
     def action_replay_pause(self) -> None:
         """Pause or resume the replay."""

@@ -54,18 +54,21 @@ def phases_of(rows: list[SummaryRow]) -> list[str]:
     return sorted(seen, key=lambda p: p != "total")
 
 
-def phase_strip(phases: list[tuple[str, float | None]], current: str | None) -> Text:
-    """'copy 1.20 s › COMMIT': the trial's phases so far, the one running highlighted."""
+def phase_strip(
+    phases: list[tuple[str, float | None]], current: str | None, elapsed: float = 0.0
+) -> Text:
+    """'load 1.20 s › COMMIT 0.4 s': the trial's phases so far, the one running highlighted."""
     text = Text()
     for n, (name, seconds) in enumerate(phases):
         if n:
             text.append(" › ", style="dim")
         if seconds is None and name == current:
             text.append(f" {name.upper()} ", style="bold reverse")
+            text.append(f" {elapsed:.1f} s")
         else:
             text.append(name, style="dim")
-            if seconds is not None:
-                text.append(f" {fmt_seconds(seconds)}", style="dim")
+            # A phase still open under the current one (a restore's load spans its COMMIT).
+            text.append(f" {fmt_seconds(seconds)}" if seconds is not None else " …", style="dim")
     return text
 
 
@@ -129,10 +132,10 @@ class DurationPane(VerticalScroll):
             text.append(v.variant, style="bold")
             text.append(f" · rep {v.repeat} · {v.trial_index}/{v.total_trials}")
             phase_s, trial_s = v.elapsed()
-            if v.trial_phases:
+            if v.phase and v.trial_phases:
                 text.append("\n")
-                text.append_text(phase_strip(v.trial_phases, v.phase))
-            if v.phase:
+                text.append_text(phase_strip(v.trial_phases, v.phase, phase_s))
+            elif v.phase:
                 text.append("\nphase ", style="dim")
                 text.append(v.phase.upper(), style="bold")
                 text.append(f"  {phase_s:.1f} s")
