@@ -432,6 +432,9 @@ def test_replay_speed_option_reaches_the_app_and_names_find_recordings(
     assert "| logged |" in capsys.readouterr().out
     assert cli.main(["replay", "no-such-demo"]) == 2
     assert capsys.readouterr().err.count("\n") == 1
+    assert cli.main(["replay", str(tmp_path / "missing.pgwx")]) == 2
+    err = capsys.readouterr().err
+    assert "No recording file" in err and err.count("\n") == 1
 
 
 async def test_replay_header_at_the_given_speed(tmp_path: Path) -> None:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from pydantic import TypeAdapter
 
-from explorer.lab.recording import SUFFIX, Tape, read_recording
+from explorer.lab.recording import SUFFIX, RecordingError, Tape, read_recording
 from explorer.lab.results import ResultStore, StoreError
 from explorer.lab.runstate import RunView
 from explorer.models import Event, PhaseStarted, Profile, RunRecord, RunStarted, SampleTaken
@@ -102,6 +102,11 @@ class ReplaySource:
             shipped = recordings_dir() / f"{ref.removesuffix(SUFFIX)}{SUFFIX}"
             if ref != "latest" and shipped.is_file():
                 return cls.from_file(shipped, speed)
+            if ref.endswith(SUFFIX) or "/" in ref:
+                raise RecordingError(
+                    f"No recording file {ref}; give the path of a .pgwx file, a run id "
+                    "(`pgwx runs`), or quick-demo / fk-timing-restore."
+                ) from None
             raise
 
     def upto(self, count: int) -> ReplaySource:
