@@ -103,6 +103,20 @@ def test_a_jump_rebuilds_exactly_what_playing_showed() -> None:
     same_state(view, folded(source, len(source.events)))
 
 
+def test_jumps_from_checkpoints_are_exact() -> None:
+    source = ReplaySource.from_file(FIXTURE)
+    view = RunView(profile=source.profile, scale=source.scale)
+    player = Player(source, view, checkpoint_every=16)
+    end = len(source.events)
+    for target in (end, 40, end - 3, 17, 16, 100, 0, end):
+        player.seek(target)
+        same_state(view, folded(source, target))
+        while player.position < min(target + 20, end):
+            player.step()  # playing on from a restored checkpoint never changes the checkpoint
+        same_state(view, folded(source, player.position))
+    assert len(player._checkpoints) == end // 16
+
+
 def test_phase_boundaries_step_forward_and_back() -> None:
     source = ReplaySource.from_file(FIXTURE)
     player = Player(source, RunView(profile=source.profile))

@@ -9,6 +9,7 @@ events up to it into a fresh `RunView`, so a jump shows exactly what a live run 
 
 from __future__ import annotations
 
+import copy
 import datetime as dt
 import itertools
 import json
@@ -24,6 +25,10 @@ from explorer.lab.runstate import RunView
 from explorer.models import Event, PhaseStarted, Profile, RunRecord, RunStarted, SampleTaken
 
 _EVENTS: TypeAdapter[list[Event]] = TypeAdapter(list[Event])
+
+CHECKPOINT_EVERY = 1024
+"""A jump keeps a copy of the state folded every this many events, so the next jump folds
+at most this many (an hour's 14,000 events are ~0.3 s to fold from the start)."""
 
 SPEEDS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0)
 """The speeds `<` and `>` step through."""
@@ -136,8 +141,13 @@ class Player:
         view: The state it rebuilds (the screen's panes draw from this object).
     """
 
-    def __init__(self, source: ReplaySource, view: RunView) -> None:
+    def __init__(
+        self, source: ReplaySource, view: RunView, checkpoint_every: int = CHECKPOINT_EVERY
+    ) -> None:
         self.source = source
+        self.checkpoint_every = checkpoint_every
+        self._checkpoints: dict[int, RunView] = {}
+        """Position → the state folded from the start up to it (exact copies, never shown)."""
         self.events = source.events
         self.view = view
         self.position = 0
@@ -200,11 +210,22 @@ class Player:
         return self.speed
 
     def seek(self, position: int) -> None:
-        """Show the run as it was after `position` events: rebuilt from the events."""
+        """Show the run as it was after `position` events: rebuilt from the events.
+
+        The fold starts from the latest checkpoint at or before `position` (itself folded
+        from the start), or from a fresh view.
+        """
         self.position = max(0, min(position, len(self.events)))
-        fresh = RunView(profile=self.source.profile, scale=self.source.scale)
-        for event in itertools.islice(self.events, self.position):  # one decoded at a time
-            fresh.apply(event)
+        every = self.checkpoint_every
+        start = max((p for p in self._checkpoints if p <= self.position), default=0)
+        if start:
+            fresh = copy.deepcopy(self._checkpoints[start])
+        else:
+            fresh = RunView(profile=self.source.profile, scale=self.source.scale)
+        for n, event in enumerate(itertools.islice(self.events, start, self.position), start):
+            fresh.apply(event)  # one decoded at a time
+            if (n + 1) % every == 0 and n + 1 not in self._checkpoints:
+                self._checkpoints[n + 1] = copy.deepcopy(fresh)
         # The panes hold this object: refill it rather than replace it.
         vars(self.view).update(vars(fresh))
 
