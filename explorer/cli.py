@@ -151,12 +151,33 @@ def build_parser() -> argparse.ArgumentParser:
     cmp.add_argument("run_b", metavar="RUN_B", help="the run judged against it")
     cmp.add_argument("--format", choices=["md", "json"], default="md")
     cmp.add_argument("--threshold", help="noise threshold (5%% or 0.05; default RUN_A's)")
-    rpl = sub.add_parser("replay", help="play a stored run's events back, without a server")
-    rpl.add_argument("run", nargs="?", default="latest")
+    rpl = sub.add_parser(
+        "replay", help="play a run back without a server: a stored run, a .pgwx file, or a demo"
+    )
     rpl.add_argument(
-        "--speed", type=float, default=0.0, help="1 = real time, 0 = as fast as possible (headless)"
+        "run",
+        nargs="?",
+        default="latest",
+        help="run id or prefix, 'latest', a .pgwx file, or a shipped recording "
+        "(quick-demo, fk-timing-restore)",
+    )
+    rpl.add_argument(
+        "--speed",
+        type=float,
+        help="1 = recorded pace, 4 = four times faster (app default 1; headless default 0 = "
+        "as fast as possible)",
     )
     rpl.add_argument("--headless", action="store_true", help="print instead of opening the app")
+    exp = sub.add_parser("export", help="write a stored run to one shareable .pgwx file")
+    exp.add_argument("run", nargs="?", default="latest", help="run id, prefix, or 'latest'")
+    exp.add_argument("--out", type=Path, required=True, help="the file to write (FILE.pgwx)")
+    exp.add_argument(
+        "--redact-host",
+        action="store_true",
+        help="also mask host names and socket paths (passwords are never stored)",
+    )
+    imp = sub.add_parser("import", help="add a .pgwx recording to the local results store")
+    imp.add_argument("file", type=Path)
     sub.add_parser("profiles", help="list the profiles: yours, then the shipped ones")
     # Your own load (issue 10): write a starting profile, check one against a server.
     new = sub.add_parser("new", help="write a commented starting profile for your own load")
@@ -411,18 +432,59 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 @quiet_on_broken_pipe
 def cmd_replay(args: argparse.Namespace) -> int:
+    from explorer.lab.replay import ReplaySource
+
+    if args.speed is not None and args.speed < 0:
+        raise UsageError("--speed must be 0 (as fast as possible) or more.")
     store = ResultStore()
-    run_id = chosen_run(store, args.run)
+    ref = args.run
+    if ref == "latest":
+        ref = chosen_run(store, ref)
     if not args.headless:
         from explorer.tui.app import run_app
 
-        return run_app(replay=run_id)
+        store.close()
+        return run_app(replay=ref, speed=1.0 if args.speed is None else args.speed)
+    source = ReplaySource.find(store, ref, args.speed or 0.0)
     progress = Progress()
-    for wait, event in paced(store.events(run_id), args.speed):
+    for wait, event in paced(source.events, source.speed):
         if wait:
             time.sleep(wait)
         progress(event)
-    print(render(store.load(run_id), "md"), end="")
+    if source.record is not None:
+        print(render(source.record, "md"), end="")
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    """`pgwx export RUN --out FILE`: one self-contained recording of a stored run."""
+    from explorer.lab.recording import export_run, write_recording
+
+    store = ResultStore()
+    try:
+        run_id = chosen_run(store, args.run)
+        data = export_run(store, run_id, redact_host=args.redact_host)
+    finally:
+        store.close()
+    try:
+        path = write_recording(data, args.out)
+    except OSError as exc:
+        raise UsageError(f"Cannot write {args.out} ({exc.strerror or exc}).") from None
+    size = human_bytes(path.stat().st_size)
+    print(f"run {run_id} written to {path} ({size}); play it with `pgwx replay {path}`")
+    return 0
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    """`pgwx import FILE`: add a recording's run to the local store."""
+    from explorer.lab.recording import import_recording
+
+    store = ResultStore()
+    try:
+        record = import_recording(store, args.file)
+    finally:
+        store.close()
+    print(f"run {record.id} ({record.profile.name}) imported; `pgwx report {record.id}` shows it")
     return 0
 
 
@@ -569,6 +631,8 @@ def main(argv: list[str] | None = None) -> int:
         "report": cmd_report,
         "compare": cmd_compare,
         "replay": cmd_replay,
+        "export": cmd_export,
+        "import": cmd_import,
         "profiles": cmd_profiles,
         "server": cmd_server,
         "new": cmd_new,

@@ -17,7 +17,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from explorer.lab.replay import ReplaySource  # noqa: E402
+from explorer.lab.replay import ReplaySource, recordings_dir  # noqa: E402
 from explorer.lab.results import ResultStore  # noqa: E402
 from explorer.tui.app import PgwxApp  # noqa: E402
 
@@ -68,6 +68,34 @@ async def shoot(
         return Path(app.save_screenshot(f"{name}.svg", str(OUT)))
 
 
+REPLAY_SHOTS = [("replay-120x36", (120, 36)), ("replay-80x24", (80, 24))]
+"""The shipped fk-timing-restore recording, paused at 4× while the deferred FK's check runs
+at COMMIT: the replay header, the phase rules on the chart, the highlighted phase."""
+
+
+async def shoot_replay(name: str, size: tuple[int, int], scratch: Path) -> Path:
+    """Replay the shipped recording, jump with `]` to the deferred COMMIT, save one SVG."""
+    source = ReplaySource.from_file(recordings_dir() / "fk-timing-restore.pgwx", speed=4)
+    app = PgwxApp(replay=source, store=ResultStore(scratch / f"{name}.sqlite"))
+    async with app.run_test(size=size) as pilot:
+        lab = app.lab
+        player = lab.controller.player
+        assert player is not None
+        await pilot.press("space")
+        # The second round's deferred COMMIT: a few events in, so its rule has data after it.
+        commits = [
+            b
+            for b in player.boundaries
+            if getattr(source.events[b], "phase", "") == "commit"
+            and getattr(source.events[b], "variant", "") == "deferred"
+        ]
+        lab.controller.seek(commits[-1] + 4)
+        await pilot.pause(0.6)
+        await pilot.press("l")  # the WAL chart (its tab at 80x24): the rules show the phases
+        await pilot.pause(0.4)
+        return Path(app.save_screenshot(f"{name}.svg", str(OUT)))
+
+
 def stabilise(path: Path) -> None:
     """Replace Rich's random SVG ids, so an unchanged screen makes an unchanged file."""
     path.write_text(re.sub(r"\bterminal-\d+-", "terminal-pgwx-", path.read_text()))
@@ -82,6 +110,8 @@ async def main() -> None:
             print(f"{path.relative_to(ROOT)}  {size[0]}x{size[1]}")
         for name, size in VERDICT_SHOTS:
             path = await shoot(name, size, None, (), Path(scratch), VERDICTS)
+        for name, size in REPLAY_SHOTS:
+            path = await shoot_replay(name, size, Path(scratch))
             stabilise(path)
             print(f"{path.relative_to(ROOT)}  {size[0]}x{size[1]}")
 

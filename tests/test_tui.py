@@ -166,7 +166,9 @@ async def test_replay_fills_the_same_screen(tmp_path: Path) -> None:
         await pilot.pause(0.2)
         assert lab.query_one(ResultsTable).row_count == len(lab.view.summary) > 0
         started = next(e for e in source.events if isinstance(e, RunStarted))
-        assert lab.query_one("#header").label == started.server.dsn_masked
+        label = lab.query_one("#header").label
+        assert label.startswith("REPLAY ")
+        assert f"on PostgreSQL {started.server.capabilities.version} (bundled)" in label
         assert lab.view.activity.samples == sum(isinstance(e, SampleTaken) for e in source.events)
         await pilot.press("r")  # no server in a replay: says so, does nothing
         assert "replay" in log_text(lab)

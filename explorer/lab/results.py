@@ -83,11 +83,12 @@ def private_dir(path: Path) -> Path:
     return path
 
 
-def write_private(path: Path, text: str) -> Path:
+def write_private(path: Path, text: str | bytes) -> Path:
     """Write a file only its owner can read (0600), in a private directory pgwx creates."""
     private_dir(path.parent)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as out:
+    binary = isinstance(text, bytes)
+    with os.fdopen(fd, "wb" if binary else "w", encoding=None if binary else "utf-8") as out:
         os.fchmod(out.fileno(), 0o600)  # an older, wider file of the same name
         out.write(text)
     return path
@@ -313,6 +314,31 @@ class ResultStore:
             (status, record.model_dump_json(exclude={"trials"}), run_id),
         )
 
+    def import_run(self, record: RunRecord, events: list[Event]) -> None:
+        """Add a run made elsewhere (a recording), with its trials and events, in one go.
+
+        It has no owner here: its status is what the recording says.
+        """
+        with self._write():
+            self.db.execute(
+                "INSERT INTO runs VALUES (?, ?, ?, ?, ?)",
+                (
+                    record.id,
+                    record.started_at.isoformat(),
+                    record.profile.name,
+                    record.status,
+                    record.model_dump_json(exclude={"trials"}),
+                ),
+            )
+            self.db.executemany(
+                "INSERT INTO trials VALUES (?, ?, ?)",
+                [(record.id, n, t.model_dump_json()) for n, t in enumerate(record.trials)],
+            )
+            self.db.executemany(
+                "INSERT INTO events VALUES (?, ?, ?)",
+                [(record.id, n, e.model_dump_json()) for n, e in enumerate(events)],
+            )
+
     def mark_interrupted(self) -> list[str]:
         """Runs left "running" by a pgwx that is gone: mark them incomplete, return their ids.
 
@@ -329,6 +355,11 @@ class ResultStore:
         return ids
 
     # ------------------------------------------------------------------ reading
+    def has_run(self, run_id: str) -> bool:
+        """The store holds a run with exactly this id."""
+        row = self.db.execute("SELECT 1 FROM runs WHERE id = ?", (run_id,)).fetchone()
+        return row is not None
+
     def _owner(self, run_id: str) -> Owner | None:
         row = self.db.execute(
             "SELECT host, pid, started FROM owners WHERE run_id = ?", (run_id,)

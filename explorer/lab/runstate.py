@@ -34,6 +34,9 @@ from explorer.models import (
     Variant,
 )
 
+MARKS_LEN = 200
+"""Phase starts kept for the charts' rules (the series hold fewer samples than that)."""
+
 SERIES_LEN = 480
 """Samples kept per series: two minutes at the runner's 0.25 s interval."""
 
@@ -154,8 +157,12 @@ class RunView:
     now: float = 0.0
     """Seconds since the run started, as of the latest event (or the live clock)."""
     last_phase: tuple[str, float] | None = None
-    """The phase that ended last and its seconds."""
+    """The phase that ended last in this trial, and its seconds."""
+    trial_phases: list[tuple[str, float | None]] = field(default_factory=list)
+    """The trial's phases so far in order: (name, seconds), seconds None while it runs."""
     progress: PhaseProgress = field(default_factory=PhaseProgress)
+    phase_marks: deque[tuple[float, str]] = field(default_factory=lambda: deque(maxlen=MARKS_LEN))
+    """(seconds, phase) of each phase start in this run: the charts draw a rule there."""
     activity: ActivitySeries = field(default_factory=ActivitySeries)
     record: RunRecord | None = None
     """Trials so far, kept as the store keeps them, for `summarize`."""
@@ -186,15 +193,24 @@ class RunView:
             self.trial_index, self.total_trials = event.index, event.total
             self.variant, self.repeat = event.variant, event.repeat
             self.trial_started = event.at
-            self.phase, self.progress = None, PhaseProgress()
+            # The previous trial's last phase is not this variant's: forget it.
+            self.phase, self.last_phase, self.progress = None, None, PhaseProgress()
+            self.trial_phases = []
         elif isinstance(event, PhaseStarted):
             self.variant, self.repeat = event.variant, event.repeat
             self.phase, self.phase_started = event.phase, event.at
+            self.phase_marks.append((event.at, event.phase))
+            self.trial_phases.append((event.phase, None))
             self.expected_rows = event.expected_rows
             self.progress = PhaseProgress()
         elif isinstance(event, PhaseEnded):
             self.last_phase = (event.result.name, event.result.seconds)
             self.phase = None
+            # Phases may overlap (a restore's COMMIT starts before its load is reported).
+            for n in range(len(self.trial_phases) - 1, -1, -1):
+                if self.trial_phases[n] == (event.result.name, None):
+                    self.trial_phases[n] = (event.result.name, event.result.seconds)
+                    break
         elif isinstance(event, TrialEnded):
             self._trial_ended(event)
         elif isinstance(event, RunEnded):
@@ -213,6 +229,7 @@ class RunView:
         self.variant, self.repeat, self.phase, self.last_phase = None, 0, None, None
         self.progress = PhaseProgress()
         self.activity = ActivitySeries()
+        self.phase_marks = deque(maxlen=MARKS_LEN)
         self.now = event.at
         profile = self.profile or Profile(
             name=event.profile, title=event.profile, workload="?", variants=[Variant(name="?")]

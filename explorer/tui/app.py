@@ -157,15 +157,19 @@ def run_app(
     keep_server: bool = False,
     replay: str | None = None,
     allow_risky: bool = False,
+    speed: float = 1.0,
 ) -> int:
-    """Open the app (`pgwx`), or replay a stored run in it (`pgwx replay RUN`).
+    """Open the app (`pgwx`), or replay a run in it (`pgwx replay RUN|FILE|NAME`).
+
+    Args:
+        speed: Replay speed (1 = recorded pace).
 
     Returns:
         The process exit status.
     """
     store = ResultStore()
     try:
-        source = ReplaySource.from_store(store, replay) if replay else None
+        source = ReplaySource.find(store, replay, speed) if replay else None
         app = PgwxApp(
             dsn=dsn,
             data_dir=data_dir,

@@ -28,6 +28,13 @@ LAB_COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("Go to server activity", "pane('activity')", "Activity pane / tab  (3)"),
     ("Go to results", "pane('results')", "Results pane / tab  (4)"),
     ("Reconnect", "reconnect", "Try the server again after it could not be reached  (R)"),
+    ("Replay: pause / resume", "replay_pause", "Pause or resume the replay  (space)"),
+    ("Replay: slower", "replay_speed(-1)", "Down to 0.25×  (<)"),
+    ("Replay: faster", "replay_speed(1)", "Up to 16×  (>)"),
+    ("Replay: previous phase", "replay_phase(-1)", "Back to where the previous phase started  ([)"),
+    ("Replay: next phase", "replay_phase(1)", "On to where the next phase starts  (])"),
+    ("Replay: start", "replay_jump('start')", "Jump to the start of the replay  (g)"),
+    ("Replay: end", "replay_jump('end')", "Jump to the end of the replay  (G)"),
     ("Quit pgwx", "quit", "Cancels a run and stops the bundled server first  (q)"),
 )
 """(title, screen action, help) of every lab action."""

@@ -20,6 +20,7 @@ from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, RichLog, Tab, Tabs
 
+from explorer.lab.replay import speed_label
 from explorer.lab.report import to_markdown
 from explorer.lab.results import write_private
 from explorer.lab.runstate import RunView
@@ -49,6 +50,13 @@ LEVEL_STYLE = {"info": "", "warning": "yellow", "error": "bold red"}
 """Log level → style (the mark, readable without colour, is `stream.LEVEL_MARK`'s)."""
 
 CHART = Binding.Group("chart", compact=True)
+REPLAY = Binding.Group("replay", compact=True)
+RUN_ACTIONS = ("run", "matrix", "cancel")
+"""Actions that need a server: hidden from the footer in a replay."""
+REPLAY_ACTIONS = ("replay_pause", "replay_speed", "replay_phase", "replay_jump")
+"""Actions that drive a replay: hidden from the footer otherwise."""
+LOG_RETOLD = 200
+"""Log lines written again after a replay jump (the latest ones)."""
 PANES = ("knobs", "duration", "activity", "results")
 """Pane ids, which are also the tab ids on narrow terminals (tab-<id>)."""
 
@@ -71,6 +79,65 @@ class LabScreen(Screen[None]):
             "Cancel",
             id="lab.cancel",
             tooltip="Stop the run; the server's settings are put back",
+        ),
+        Binding(
+            "space",
+            "replay_pause",
+            "Pause",
+            id="lab.replay-pause",
+            tooltip="Pause or resume the replay",
+        ),
+        Binding(
+            "less_than_sign",
+            "replay_speed(-1)",
+            "Slower",
+            key_display="<",
+            group=REPLAY,
+            id="lab.replay-slower",
+            tooltip="Replay slower (0.25× to 16×)",
+        ),
+        Binding(
+            "greater_than_sign",
+            "replay_speed(1)",
+            "Faster",
+            key_display=">",
+            group=REPLAY,
+            id="lab.replay-faster",
+            tooltip="Replay faster (0.25× to 16×)",
+        ),
+        Binding(
+            "left_square_bracket",
+            "replay_phase(-1)",
+            "Prev phase",
+            key_display="[",
+            group=REPLAY,
+            id="lab.replay-prev-phase",
+            tooltip="Jump back to where the previous phase started",
+        ),
+        Binding(
+            "right_square_bracket",
+            "replay_phase(1)",
+            "Next phase",
+            key_display="]",
+            group=REPLAY,
+            id="lab.replay-next-phase",
+            tooltip="Jump to where the next phase starts",
+        ),
+        Binding(
+            "g",
+            "replay_jump('start')",
+            "Start",
+            group=REPLAY,
+            id="lab.replay-start",
+            tooltip="Jump to the start of the replay",
+        ),
+        Binding(
+            "G",
+            "replay_jump('end')",
+            "End",
+            group=REPLAY,
+            id="lab.replay-end",
+            tooltip="Jump to the end of the replay",
         ),
         Binding(
             "i",
@@ -230,7 +297,7 @@ class LabScreen(Screen[None]):
         app = self.pgwx
         header = self.query_one(ServerHeader)
         if app.replay is not None:
-            header.label = "replay"
+            self.show_replay_header()
             if app.replay.profile is not None:
                 self.knob_panel.show_profile(app.replay.profile, app.replay.scale)
             self.set_tab("duration")
@@ -313,7 +380,9 @@ class LabScreen(Screen[None]):
             self.note(line, level(event), at=event.at)
         if isinstance(event, RunStarted):
             header = self.query_one(ServerHeader)
-            header.label, header.bundled = event.server.dsn_masked, event.server.bundled
+            header.bundled = event.server.bundled
+            if self.pgwx.replay is None:
+                header.label = event.server.dsn_masked
             self.caps = event.server.capabilities
             self.query_one(ActivityPane).reset(self.view)
             self.query_one(ResultsTable).show(self.view.summary)
@@ -359,9 +428,15 @@ class LabScreen(Screen[None]):
             self.query_one(DurationPane).update_now()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Cancel is dimmed when there is nothing to cancel."""
+        """A replay shows its own keys instead of the run keys; Cancel is dimmed when there
+        is nothing to cancel."""
+        replay = self.pgwx.replay is not None
+        if action in RUN_ACTIONS and replay:
+            return False
+        if action in REPLAY_ACTIONS:
+            return replay
         if action == "cancel":
-            return True if self.busy() and self.pgwx.replay is None else None
+            return True if self.busy() else None
         if action == "reconnect":
             # Only offered (and shown in the footer) while the server could not be reached.
             return self.controller.failed is not None
@@ -414,6 +489,86 @@ class LabScreen(Screen[None]):
     def action_quit(self) -> None:
         """Quit cleanly: cancel the run, wait for its undo, stop the bundled server."""
         self.controller.quit()
+
+    # ------------------------------------------------------------------ replay
+    def show_replay_header(self) -> None:
+        """'REPLAY 4× · recorded 2026-11-22 14:03 on PostgreSQL 18.6 (bundled)'."""
+        app, player = self.pgwx, self.controller.player
+        if app.replay is None:
+            return
+        speed = player.speed if player is not None else app.replay.speed
+        state = speed_label(speed) if speed > 0 else "all at once"
+        if player is not None and player.paused:
+            state += " paused"
+        header = self.query_one(ServerHeader)
+        header.label = f"REPLAY {state} · {app.replay.headline()}"
+        # Two rows: what is replayed, and when and where it was recorded, must not be cut
+        # short by the recorded server's badges.
+        header.styles.height = 2
+
+    def action_replay_pause(self) -> None:
+        """Pause or resume the replay."""
+        player = self.controller.player
+        if player is None:
+            return
+        player.paused = not player.paused
+        if player.paused:
+            for worker in self.controller.workers:
+                if worker.name == "replay":
+                    worker.cancel()
+        else:
+            self.controller.play()
+        self.show_replay_header()
+
+    def action_replay_speed(self, steps: int) -> None:
+        """Step the replay's speed through 0.25× … 16×."""
+        player = self.controller.player
+        if player is None:
+            return
+        player.faster(steps)
+        self.controller.play()  # the wait in flight was planned at the old speed
+        self.show_replay_header()
+
+    def action_replay_phase(self, direction: int) -> None:
+        """Jump to the previous or next phase start."""
+        player = self.controller.player
+        if player is None:
+            return
+        if direction > 0:
+            target = player.next_boundary()
+            if target is None:
+                self.note("no later phase in this recording")
+                return
+        else:
+            target = player.previous_boundary()
+        self.controller.seek(target)
+
+    def action_replay_jump(self, where: str) -> None:
+        """Jump to the start (the run just started) or the end of the replay."""
+        player = self.controller.player
+        if player is not None:
+            count = len(player.events)
+            self.controller.seek(min(1, count) if where == "start" else count)
+
+    @on(RunController.Rebuilt)
+    def _rebuilt(self, _message: RunController.Rebuilt) -> None:
+        """After a jump every pane draws the rebuilt state; the log retells it."""
+        view = self.view
+        player = self.controller.player
+        log = self.query_one("#log", RichLog)
+        log.clear()
+        if player is not None:
+            for event in player.told_before(LOG_RETOLD):
+                line = narrate(event)
+                if line is not None and not isinstance(event, PhaseEnded):
+                    self.note(line, level(event), at=event.at)
+        self.query_one(ActivityPane).reset(view)
+        self.query_one(ResultsTable).show(view.summary)
+        duration = self.query_one(DurationPane)
+        duration.update_bars()
+        duration.update_now()
+        self.show_replay_header()
+        self.run_state_changed()
 
     # ------------------------------------------------------------------ small actions
     def action_chart(self, mode: str) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -23,12 +24,11 @@ from textual.widget import Widget
 from textual.worker import Worker, WorkerCancelled, WorkerFailed, WorkerState
 
 from explorer.lab.limits import check_sizes
-from explorer.lab.replay import ReplaySource
+from explorer.lab.replay import Player, ReplaySource
 from explorer.lab.runner import one_sentence
 from explorer.lab.runstate import RunView
 from explorer.lab.session import Session
 from explorer.lab.settings import JournalUnreadable
-from explorer.lab.stream import paced
 from explorer.models import (
     Capabilities,
     Event,
@@ -43,6 +43,9 @@ from explorer.server.connect import Target
 
 if TYPE_CHECKING:
     from explorer.tui.app import PgwxApp
+
+REPLAY_REPAINT_HZ = 4.0
+"""Most sample repaints per second during a replay: what a live run at 4 Hz costs."""
 
 WORKER_WHAT = {
     "server": "Starting the server",
@@ -132,6 +135,10 @@ class RunController(Widget):
             return isinstance(message, RunController.SampleArrived)
 
     @dataclass
+    class Rebuilt(Message):
+        """A replay jumped: the view was rebuilt from the events, repaint every pane."""
+
+    @dataclass
     class Said(Message):
         """A line for the log."""
 
@@ -182,6 +189,8 @@ class RunController(Widget):
         """The runner of the latest run (its clock drives the live timer)."""
         self.failed: str | None = None
         """Why the server could not be reached or opened, until a retry succeeds."""
+        self.player: Player | None = None
+        """The replay's position, speed and pause (None: not a replay)."""
         self._cancelling = False
         self._quitting = False
 
@@ -300,21 +309,82 @@ class RunController(Widget):
         self.view.profile, self.view.scale, self.view.accumulate = profile, scale, single
         await runner.run(self._emit)
 
-    @work(exclusive=True, group="run", name="replay", exit_on_error=False)
-    async def replay_run(self, source: ReplaySource) -> None:
-        """Feed a recorded run into the view at its recorded pace (or all at once)."""
+    def replay_run(self, source: ReplaySource) -> None:
+        """Play a recorded run into the view at its recorded pace times its speed."""
         self.view.profile, self.view.scale = source.profile, source.scale
-        for wait, event in paced(source.events, source.speed):
+        self.player = Player(source, self.view)
+        self.play()
+
+    def play(self) -> None:
+        """(Re)start playing from where the player is; a playback in flight is replaced."""
+        if self.player is not None and not self.player.paused:
+            self._playback()
+
+    def seek(self, position: int) -> None:
+        """Show the replay as it was after `position` events, rebuilt from the events."""
+        if self.player is None:
+            return
+        for worker in self.workers:
+            if worker.name == "replay":
+                worker.cancel()  # it must not fold one more event into the rebuilt view
+        self.player.seek(position)
+        self.post_message(self.Rebuilt())
+        self._say_if_ended()
+        self.play()
+
+    @work(exclusive=True, group="run", name="replay", exit_on_error=False)
+    async def _playback(self) -> None:
+        """Fold the events in at their pace; ends when paused or at the end.
+
+        At 16× samples come 64 times a second: the panes repaint for at most
+        `REPLAY_REPAINT_HZ` of them (and the last), so keys stay quick.
+        """
+        player = self.player
+        assert player is not None
+        burst, painted, held, stepped = 0, 0.0, None, False
+        player.start(time.monotonic())
+        while not player.done and not player.paused:
+            wait = player.wait(time.monotonic())
             if wait:
+                burst = 0
                 await asyncio.sleep(wait)
-            self._emit(event)
-        if source.events and isinstance(source.events[-1], RunEnded):
-            last = max(e.at for e in source.events)
+            else:
+                burst += 1
+                if burst % 256 == 0:
+                    await asyncio.sleep(0)  # all at once, yet keys still get through
+            event = player.step()  # the player folded it into the view
+            stepped = True
+            if isinstance(event, SampleTaken):
+                now = time.monotonic()
+                if now - painted < 1 / REPLAY_REPAINT_HZ:
+                    held = event
+                    continue
+                painted, held = now, None
+            self._announce(event)
+        if held is not None:
+            self._announce(held)
+        if stepped:
+            self._say_if_ended()
+
+    def _say_if_ended(self) -> None:
+        """'end of replay' in the log, once the last recorded event is shown."""
+        player = self.player
+        if (
+            player is not None
+            and player.done
+            and player.events
+            and isinstance(player.events[-1], RunEnded)
+        ):
+            last = max(player.ats)
             self.post_message(self.EventArrived(Notice(at=last, message="end of replay")))
 
     def _emit(self, event: Event) -> None:
         """Called by the runner (or replay) on the event loop, once per event."""
         self.view.apply(event)
+        self._announce(event)
+
+    def _announce(self, event: Event) -> None:
+        """Tell the screen an event was folded into the view: repaint."""
         if isinstance(event, SampleTaken):
             self.post_message(self.SampleArrived(event))
         else:

@@ -119,13 +119,14 @@ class ActivityPane(Vertical):
 
     def _spec(self) -> ChartSpec:
         act = self.view.activity
+        marks = list(self.view.phase_marks)
         if self.mode == "wal":
-            return LineSpec({"WAL": list(act.wal)}, "WAL MiB/s (insert position)")
+            return LineSpec({"WAL": list(act.wal)}, "WAL MiB/s (insert position)", marks=marks)
         if self.mode == "io":
             ranked = sorted(act.io.items(), key=lambda kv: -sum(v for _, v in kv[1]))
             series = {k: list(v) for k, v in ranked[:IO_SERIES] if any(y for _, y in v)}
             empty = self._no_io() or "no pg_stat_io activity yet"
-            return LineSpec(series, "pg_stat_io operations/s", empty=empty)
+            return LineSpec(series, "pg_stat_io operations/s", empty=empty, marks=marks)
         totals: dict[str, float] = {}
         for _, waits in act.waits:
             for name, value in waits.items():
@@ -139,7 +140,9 @@ class ActivityPane(Vertical):
                 row["other"] = other
             points.append((at, row))
         parts = [*top, *(["other"] if len(totals) > len(top) else [])]
-        return StackSpec(points if parts else [], parts, "workload backends by wait event")
+        return StackSpec(
+            points if parts else [], parts, "workload backends by wait event", marks=marks
+        )
 
     def update_caption(self) -> None:
         """The legend and the numbers behind the chart, as text (readable without colour)."""

@@ -98,6 +98,8 @@ class LineSpec:
     series: Mapping[str, Sequence[tuple[float, float]]]
     ylabel: str
     empty: str = "waiting for samples"
+    marks: Sequence[tuple[float, str]] = ()
+    """(seconds, phase) where a phase starts: a thin rule with the phase's initial."""
 
 
 @dataclass
@@ -115,6 +117,8 @@ class StackSpec:
     parts: list[str]
     ylabel: str
     empty: str = "waiting for samples"
+    marks: Sequence[tuple[float, str]] = ()
+    """(seconds, phase) where a phase starts: a thin rule with the phase's initial."""
 
 
 ChartSpec = LineSpec | StackSpec
@@ -224,7 +228,16 @@ class TimeChart(PlotextPlot):
         if drawn:
             top = max((p[1] for s in spec.series.values() for p in s), default=0.0)
             self._yaxis(top)
+            xs = [p[0] for s in spec.series.values() for p in s]
+            self._marks([(at, name) for at, name in spec.marks if min(xs) <= at <= max(xs)], top)
         return drawn
+
+    def _marks(self, marks: Sequence[tuple[float, str]], top: float) -> None:
+        """A rule where each phase starts, its initial at the top: 'COPY ends, COMMIT starts'."""
+        top = top * 1.1 if top > 0 else 1.0
+        for x, name in marks:
+            self.plt.vline(x, color="gray")
+            self.plt.text(name[:1].upper(), x, top, color="gray", alignment="left")
 
     def _yaxis(self, top: float) -> None:
         """0 to a bit above the top, four ticks labelled short (12k, 1.5M)."""
@@ -248,4 +261,8 @@ class TimeChart(PlotextPlot):
         plt.xticks([float(x) for x in xs[::step]], [f"{points[i][0]:.0f}" for i in xs[::step]])
         top = max((sum(col) for col in zip(*ys, strict=True)), default=0.0)
         self._yaxis(top)
+        # Bars sit at indices: a phase starting at t is ruled at the first bar at or after t.
+        ats = [p[0] for p in points]
+        placed = [(next((i for i, a in enumerate(ats) if a >= t), -1), n) for t, n in spec.marks]
+        self._marks([(float(i), n) for i, n in placed if 0 < i], top)
         return True

@@ -109,6 +109,24 @@ def phases_of(rows: list[SummaryRow]) -> list[str]:
     return sorted(seen, key=lambda p: p != "total")
 
 
+def phase_strip(
+    phases: list[tuple[str, float | None]], current: str | None, elapsed: float = 0.0
+) -> Text:
+    """'load 1.20 s › COMMIT 0.4 s': the trial's phases so far, the one running highlighted."""
+    text = Text()
+    for n, (name, seconds) in enumerate(phases):
+        if n:
+            text.append(" › ", style="dim")
+        if seconds is None and name == current:
+            text.append(f" {name.upper()} ", style="bold reverse")
+            text.append(f" {elapsed:.1f} s")
+        else:
+            text.append(name, style="dim")
+            # A phase still open under the current one (a restore's load spans its COMMIT).
+            text.append(f" {fmt_seconds(seconds)}" if seconds is not None else " …", style="dim")
+    return text
+
+
 class DurationPane(VerticalScroll):
     """Elapsed time, phase and progress of the trial in flight; median bars per variant.
 
@@ -169,7 +187,10 @@ class DurationPane(VerticalScroll):
             text.append(v.variant, style="bold")
             text.append(f" · rep {v.repeat} · {v.trial_index}/{v.total_trials}")
             phase_s, trial_s = v.elapsed()
-            if v.phase:
+            if v.phase and v.trial_phases:
+                text.append("\n")
+                text.append_text(phase_strip(v.trial_phases, v.phase, phase_s))
+            elif v.phase:
                 text.append("\nphase ", style="dim")
                 text.append(v.phase.upper(), style="bold")
                 text.append(f"  {phase_s:.1f} s")
