@@ -18,6 +18,7 @@ from textual.binding import Binding
 from textual.containers import Container, Vertical
 from textual.reactive import reactive
 from textual.screen import Screen
+from textual.timer import Timer
 from textual.widgets import Footer, RichLog, Tab, Tabs
 
 from explorer.lab.report import to_markdown
@@ -27,10 +28,12 @@ from explorer.lab.stream import LEVEL_MARK, level, narrate
 from explorer.models import (
     Capabilities,
     PhaseEnded,
+    PhaseStarted,
     Profile,
     RunEnded,
     RunStarted,
     TrialEnded,
+    TrialStarted,
     Variant,
 )
 from explorer.server.connect import Target
@@ -40,6 +43,7 @@ from explorer.tui.widgets.activity import ActivityPane
 from explorer.tui.widgets.duration import DurationPane
 from explorer.tui.widgets.header import ServerHeader
 from explorer.tui.widgets.knobs import KnobPanel
+from explorer.tui.widgets.log import LabLog
 from explorer.tui.widgets.results import ResultsTable
 
 if TYPE_CHECKING:
@@ -49,6 +53,10 @@ LEVEL_STYLE = {"info": "", "warning": "yellow", "error": "bold red"}
 """Log level → style (the mark, readable without colour, is `stream.LEVEL_MARK`'s)."""
 
 CHART = Binding.Group("chart", compact=True)
+REFRESH_STEPS = (0.25, 0.5, 1.0, 2.0, 5.0)
+"""Refresh intervals `+` / `-` step through, in seconds (pg_activity's habit)."""
+DEFAULT_REFRESH = 1.0
+"""Seconds between repaints of the live parts (clock, progress, chart, caption)."""
 PANES = ("knobs", "duration", "activity", "results")
 """Pane ids, which are also the tab ids on narrow terminals (tab-<id>)."""
 
@@ -118,6 +126,31 @@ class LabScreen(Screen[None]):
             tooltip="Save an SVG screenshot under the results directory",
         ),
         Binding(
+            "space",
+            "toggle_pause",
+            "Pause",
+            id="lab.pause",
+            tooltip="Freeze the live view (the run goes on); again to catch up",
+        ),
+        Binding(
+            "plus",
+            "refresh_interval(1)",
+            "Slower",
+            key_display="+",
+            show=False,
+            id="lab.refresh-slower",
+            tooltip="Repaint the live view less often (lighter over a slow link)",
+        ),
+        Binding(
+            "minus",
+            "refresh_interval(-1)",
+            "Faster",
+            key_display="-",
+            show=False,
+            id="lab.refresh-faster",
+            tooltip="Repaint the live view more often",
+        ),
+        Binding(
             "question_mark",
             "help",
             "Help",
@@ -160,8 +193,15 @@ class LabScreen(Screen[None]):
         """The workers: server, run, replay, quit."""
         self.choice: KnobPanel.Changed | None = None
         """What the knob panel last said it describes (profile, size, knobs)."""
-        self._screenshots = 0
         self._footer_busy: bool | None = None
+        self.refresh_interval = DEFAULT_REFRESH
+        """Seconds between repaints of the live parts; `+` / `-` change it."""
+        self.paused = False
+        """The live view is frozen (space); the run goes on and the view catches up after."""
+        self._live_dirty = False
+        self._stale = False
+        self._timer: Timer | None = None
+        self._running_key: object = None
 
     @property
     def pgwx(self) -> PgwxApp:
@@ -207,7 +247,7 @@ class LabScreen(Screen[None]):
             yield ActivityPane(self.view, id="activity").data_bind(LabScreen.caps)
             with Vertical(id="results", classes="pane"):
                 yield ResultsTable(id="results-table")
-        yield RichLog(id="log", wrap=True, markup=False, max_lines=1000)
+        yield LabLog(id="log")
         yield Footer()
         yield self.controller
 
@@ -215,7 +255,7 @@ class LabScreen(Screen[None]):
         """Start: replay, an injected target, or find/start the server."""
         self.query_one("#knobs").add_class("-current")
         self.query_one("#results").border_title = "Results"
-        self.set_interval(0.5, self._tick)
+        self._timer = self.set_interval(self.refresh_interval, self._tick)
         for problem in self.pgwx.profile_problems:
             self.note(problem, "warning")
         app = self.pgwx
@@ -275,8 +315,8 @@ class LabScreen(Screen[None]):
 
     @on(RunController.SampleArrived)
     def _sample_arrived(self, _message: RunController.SampleArrived) -> None:
-        self.query_one(DurationPane).update_now()
-        self.query_one(ActivityPane).data_changed()
+        # Painted by the next tick: at most once per refresh interval, over any link.
+        self._live_dirty = True
 
     @on(RunController.EventArrived)
     def _event_arrived(self, message: RunController.EventArrived) -> None:
@@ -290,6 +330,11 @@ class LabScreen(Screen[None]):
             header = self.query_one(ServerHeader)
             header.label, header.bundled = event.server.dsn_masked, event.server.bundled
             self.caps = event.server.capabilities
+        if self.paused:
+            # The view is frozen; the view state goes on folding events (the controller did).
+            self._stale = True
+            return
+        if isinstance(event, RunStarted):
             self.query_one(ActivityPane).reset(self.view)
             self.query_one(ResultsTable).show(self.view.summary)
         elif isinstance(event, TrialEnded):
@@ -297,7 +342,10 @@ class LabScreen(Screen[None]):
         elif isinstance(event, RunEnded):
             self.query_one(ActivityPane).chart.redraw_now()
         duration.update_bars()
-        duration.update_now()
+        if isinstance(event, RunStarted | TrialStarted | PhaseStarted | TrialEnded | RunEnded):
+            duration.update_now()
+        else:
+            self._live_dirty = True  # a notice: the clock line can wait for the next tick
         self.run_state_changed()
 
     def run_state_changed(self) -> None:
@@ -308,7 +356,11 @@ class LabScreen(Screen[None]):
             self.query_one(
                 ServerHeader
             ).run = f"{name} {view.trial_index}/{view.total_trials} {view.status}"
-            if view.running or self.pgwx.replay is not None:
+            live = view.running or self.pgwx.replay is not None
+            key = (live, view.variant, view.record.id)
+            if key == self._running_key:
+                pass  # the panel already shows this: repainting it would cost a layout pass
+            elif live:
                 now = Text("now: ", style="dim")
                 label = view.variant or ("replay" if self.pgwx.replay else "preparing")
                 now.append(label, style="bold reverse")
@@ -320,6 +372,7 @@ class LabScreen(Screen[None]):
             else:
                 panel.set_running(None)
                 panel.show_knobs(None)
+            self._running_key = key
         busy = self.busy()
         if busy != self._footer_busy:
             # Each refresh recomposes the footer: only when Cancel's state changes.
@@ -327,11 +380,55 @@ class LabScreen(Screen[None]):
             self.refresh_bindings()
 
     def _tick(self) -> None:
-        """The live clock between samples (replays keep the recorded clock)."""
+        """Repaint the live parts, once per refresh interval: the clock between samples
+        (replays keep the recorded clock), the progress, the chart and its caption."""
+        if self.paused:
+            return
         runner = self.controller.runner
+        live = self._live_dirty
         if runner is not None and self.view.running:
             self.view.now = max(self.view.now, runner.clock())
+            live = True
+        if live:
+            self._live_dirty = False
             self.query_one(DurationPane).update_now()
+            self.query_one(ActivityPane).data_changed()
+
+    def catch_up(self) -> None:
+        """Repaint every pane from the run's state (after a pause)."""
+        self._stale = False
+        activity = self.query_one(ActivityPane)
+        activity.reset(self.view)
+        self.query_one(ResultsTable).show(self.view.summary)
+        duration = self.query_one(DurationPane)
+        duration.update_bars()
+        duration.update_now()
+        self.run_state_changed()
+
+    def action_toggle_pause(self) -> None:
+        """Freeze or resume the live view; the run (or replay) goes on underneath.
+
+        Replay mode may extend this (pausing the replay itself); in a live run only the
+        view stops, as in pg_activity.
+        """
+        self.paused = not self.paused
+        duration = self.query_one(DurationPane)
+        if self.paused:
+            duration.border_subtitle = Text("PAUSED · space resumes", style="bold reverse")
+            self.note("view paused (the run goes on); space resumes")
+        else:
+            duration.border_subtitle = ""
+            self.catch_up()
+
+    def action_refresh_interval(self, step: int) -> None:
+        """Repaint the live parts less (`+`) or more (`-`) often."""
+        steps = REFRESH_STEPS
+        here = min(range(len(steps)), key=lambda n: abs(steps[n] - self.refresh_interval))
+        self.refresh_interval = steps[min(max(here + step, 0), len(steps) - 1)]
+        if self._timer is not None:
+            self._timer.stop()
+        self._timer = self.set_interval(self.refresh_interval, self._tick)
+        self.note(f"refresh every {self.refresh_interval:g} s (+ slower, - faster)")
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Cancel is dimmed when there is nothing to cancel."""
@@ -411,7 +508,11 @@ class LabScreen(Screen[None]):
         """Save an SVG of the screen next to the results store, and say where."""
         folder = Path(self.pgwx.store.path).parent / "screenshots"
         folder.mkdir(parents=True, exist_ok=True)
-        self._screenshots += 1
-        name = f"pgwx-{self.view.run_id or 'idle'}-{self._screenshots}.svg"
+        # The next free number: a new session never overwrites an earlier session's shots.
+        stem = f"pgwx-{self.view.run_id or 'idle'}"
+        n = 1
+        while (folder / f"{stem}-{n}.svg").exists():
+            n += 1
+        name = f"{stem}-{n}.svg"
         path = self.app.save_screenshot(name, str(folder))
         self.note(f"screenshot saved to {path}")

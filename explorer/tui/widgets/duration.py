@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
@@ -54,6 +56,24 @@ def phases_of(rows: list[SummaryRow]) -> list[str]:
     return sorted(seen, key=lambda p: p != "total")
 
 
+def _repaint(
+    static: Static, build: Callable[[int], Text], last: tuple[int, str]
+) -> tuple[int, str]:
+    """Update `static` with `build`'s text only if it changed; lay out only if its height did.
+
+    Over a slow link each repainted row costs bytes, and a layout pass repaints every
+    scrollbar on screen. Returns what was drawn (width, text and styles) for the next call.
+    """
+    width = static.content_size.width
+    text = build(max(width, 1))
+    look = f"{width}|{text.plain}|{text.spans}"
+    if look == last[1]:
+        return last
+    lines = text.plain.count("\n")
+    static.update(FitWidth(build), layout=lines != last[0])
+    return lines, look
+
+
 class DurationPane(VerticalScroll):
     """Elapsed time, phase and progress of the trial in flight; median bars per variant.
 
@@ -67,10 +87,14 @@ class DurationPane(VerticalScroll):
         self.view = view
         self.phase: str | None = None
         """Phase the bars compare; None follows the first ('total' for multi-phase runs)."""
+        self._now_lines: tuple[int, str] = (-1, "")
+        self._bars_lines: tuple[int, str] = (-1, "")
+        self._clock_lines: tuple[int, str] = (-1, "")
 
     def compose(self) -> ComposeResult:
         """The trial line and the bars."""
         yield Static(id="duration-now")
+        yield Static(id="duration-clock")
         yield Static(id="duration-bars")
 
     def on_mount(self) -> None:
@@ -97,8 +121,16 @@ class DurationPane(VerticalScroll):
 
     # ------------------------------------------------------------------ drawing
     def update_now(self) -> None:
-        """Trial, phase, progress and elapsed time."""
-        self.query_one("#duration-now", Static).update(FitWidth(self._now_text))
+        """Trial, phase, progress and elapsed time.
+
+        A layout pass repaints every scrollbar on screen (Textual re-sizes them all), so
+        one is asked for only when the text's height changes, not on every clock tick.
+        """
+        now = self.query_one("#duration-now", Static)
+        self._now_lines = _repaint(now, self._now_text, self._now_lines)
+        clock = self.query_one("#duration-clock", Static)
+        self._clock_lines = _repaint(clock, self._clock_text, self._clock_lines)
+        clock.display = bool(self._clock_lines[1].split("|", 1)[1])
 
     def _now_text(self, width: int) -> Text:
         v = self.view
@@ -113,11 +145,9 @@ class DurationPane(VerticalScroll):
             text.append("now: ", style="dim")
             text.append(v.variant, style="bold")
             text.append(f" · rep {v.repeat} · {v.trial_index}/{v.total_trials}")
-            phase_s, trial_s = v.elapsed()
             if v.phase:
                 text.append("\nphase ", style="dim")
                 text.append(v.phase.upper(), style="bold")
-                text.append(f"  {phase_s:.1f} s")
             elif v.last_phase:
                 name, secs = v.last_phase
                 text.append(f"\n{name} took {fmt_seconds(secs)}", style="dim")
@@ -132,7 +162,6 @@ class DurationPane(VerticalScroll):
                     done = bar(v.progress.fraction, max(width - 1, 8))
                     text.append("\n" + done)
                     text.append("░" * (max(width - 1, 8) - len(done)), style="dim")
-            text.append(f"\nelapsed {trial_s:.1f} s in this trial", style="dim")
         else:
             text.append(f"run {v.status}", style="bold")
             if v.reason:
@@ -140,9 +169,23 @@ class DurationPane(VerticalScroll):
             text.append(f"\n{v.trial_index}/{v.total_trials} trials", style="dim")
         return text
 
+    def _clock_text(self, _width: int) -> Text:
+        """The one line that changes every tick: its own widget, so only it is repainted."""
+        v = self.view
+        text = Text()
+        if v.status != "idle" and v.variant:
+            phase_s, trial_s = v.elapsed()
+            if v.phase:
+                text.append(f"{phase_s:.1f} s", style="bold")
+                text.append(" in this phase · ", style="dim")
+            text.append(f"{trial_s:.1f} s", style="bold" if not v.phase else "")
+            text.append(" in this trial", style="dim")
+        return text
+
     def update_bars(self) -> None:
         """One bar per variant: median of the compared phase, with min–max."""
-        self.query_one("#duration-bars", Static).update(FitWidth(self._bars_text))
+        bars = self.query_one("#duration-bars", Static)
+        self._bars_lines = _repaint(bars, self._bars_text, self._bars_lines)
 
     def _bars_text(self, width: int) -> Text:
         rows = self.view.summary

@@ -1,0 +1,64 @@
+"""The lab's log: the run's story, one line per event, re-wrapped when the terminal resizes."""
+
+from __future__ import annotations
+
+from collections import deque
+
+from rich.console import RenderableType
+from textual import events
+from textual.geometry import Size
+from textual.widgets import RichLog
+
+
+class LabLog(RichLog):
+    """A RichLog that re-wraps its lines on resize and stays quiet on the wire.
+
+    RichLog wraps a line once, at the width it had when written; this one keeps what was
+    written and writes it again at the new width. It never shows a horizontal scrollbar
+    (lines wrap), and a layout pass elsewhere on the screen does not repaint its scrollbar
+    when its own size did not change (Textual would, on every pass).
+
+    Args:
+        max_lines: Lines kept (older ones are dropped).
+        id: Widget id.
+    """
+
+    DEFAULT_CSS = """
+    LabLog {
+        overflow-x: hidden;
+    }
+    """
+
+    def __init__(self, *, max_lines: int = 1000, id: str | None = None) -> None:
+        super().__init__(id=id, wrap=True, markup=False, max_lines=max_lines)
+        self._written: deque[RenderableType] = deque(maxlen=max_lines)
+        self._wrapped_at = 0
+
+    def write(  # type: ignore[override]
+        self, content: RenderableType, *, scroll_end: bool | None = None
+    ) -> LabLog:
+        """Append a line (kept, so that a resize can wrap it again)."""
+        self._written.append(content)
+        super().write(content, scroll_end=scroll_end)
+        return self
+
+    def on_resize(self, event: events.Resize) -> None:
+        """Wrap every kept line again at the new width."""
+        width = event.size.width
+        if width == self._wrapped_at or not self._written:
+            self._wrapped_at = width
+            return
+        self._wrapped_at = width
+        kept = list(self._written)
+        self.clear()
+        for content in kept:
+            super().write(content, scroll_end=True)
+
+    def _size_updated(
+        self, size: Size, virtual_size: Size, container_size: Size, layout: bool = True
+    ) -> bool:
+        if size == self.size and container_size == self.container_size:
+            # The log sets its own virtual size as lines arrive; a layout pass of another
+            # widget would only repaint the scrollbar with nothing changed.
+            return False
+        return super()._size_updated(size, virtual_size, container_size, layout)
