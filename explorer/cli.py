@@ -71,6 +71,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="in the app: allow fsync/full_page_writes off on a server pgwx does not own",
     )
     parser.add_argument(
+        "--ascii",
+        action="store_true",
+        help="in the app: draw ASCII only (automatic when the locale is not UTF-8)",
+    )
+    parser.add_argument(
         "--debug",
         action="store_true",
         help="on a programming error, print the traceback too (it is always logged)",
@@ -393,6 +398,7 @@ def main(argv: list[str] | None = None) -> int:
                 data_dir=args.data_dir,
                 keep_server=args.keep_server,
                 allow_risky=args.allow_risky,
+                ascii=True if args.ascii else None,
             )
         return commands[args.command](args)
     except PgwxError as exc:

@@ -7,10 +7,11 @@ and makes sure the bundled server it started is stopped however the app ends.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from textual.app import App
+from textual.filter import LineFilter
 from textual.screen import Screen
 
 from explorer.lab.profiles import ProfileError, list_profiles
@@ -20,6 +21,7 @@ from explorer.lab.session import Session, uses_user_server
 from explorer.models import Capabilities, Profile
 from explorer.server.connect import Target
 from explorer.tui.commands import LabCommands
+from explorer.tui.glyphs import AsciiFilter, locale_wants_ascii, set_ascii
 from explorer.tui.screens.lab import LabScreen
 
 
@@ -36,6 +38,7 @@ class PgwxApp(App[int]):
         profiles: The profiles offered (default: the shipped ones).
         allow_risky: Allow fsync/full_page_writes off on a server pgwx does not own.
         sample_interval: Seconds between statistics samples during a run.
+        ascii: Draw ASCII only (None: when the locale is not UTF-8).
     """
 
     CSS_PATH = "app.tcss"
@@ -54,8 +57,15 @@ class PgwxApp(App[int]):
         profiles: list[Profile] | None = None,
         allow_risky: bool = False,
         sample_interval: float = 0.25,
+        ascii: bool | None = None,
     ) -> None:
         super().__init__()
+        self.ascii = locale_wants_ascii() if ascii is None else ascii
+        """Draw ASCII only: a non-UTF-8 terminal (LANG=C, Latin-1) or `--ascii`."""
+        set_ascii(self.ascii)
+        self._ascii_filter = AsciiFilter()
+        if self.ascii:
+            self.add_class("-ascii")
         self.target = target
         self.dsn = dsn
         self.dsn_or_env = uses_user_server(dsn)
@@ -77,6 +87,11 @@ class PgwxApp(App[int]):
                 else:
                     profiles.append(loaded)
         self.profiles = profiles
+
+    def get_line_filters(self) -> Sequence[LineFilter]:
+        """Textual's filters, and in ASCII mode the one that leaves only ASCII on screen."""
+        filters = super().get_line_filters()
+        return [*filters, self._ascii_filter] if self.ascii else filters
 
     def get_default_screen(self) -> Screen[None]:
         """The lab is the app."""
@@ -110,6 +125,7 @@ def run_app(
     keep_server: bool = False,
     replay: str | None = None,
     allow_risky: bool = False,
+    ascii: bool | None = None,
 ) -> int:
     """Open the app (`pgwx`), or replay a stored run in it (`pgwx replay RUN`).
 
@@ -126,6 +142,7 @@ def run_app(
             store=store,
             replay=source,
             allow_risky=allow_risky,
+            ascii=ascii,
         )
         try:
             app.run()

@@ -45,6 +45,7 @@ from explorer.tui.widgets.header import ServerHeader
 from explorer.tui.widgets.knobs import KnobPanel
 from explorer.tui.widgets.log import LabLog
 from explorer.tui.widgets.results import ResultsTable
+from explorer.tui.widgets.summary import SummaryCard
 
 if TYPE_CHECKING:
     from explorer.tui.app import PgwxApp
@@ -335,18 +336,43 @@ class LabScreen(Screen[None]):
             self._stale = True
             return
         if isinstance(event, RunStarted):
+            duration.show_summary(None)
             self.query_one(ActivityPane).reset(self.view)
             self.query_one(ResultsTable).show(self.view.summary)
         elif isinstance(event, TrialEnded):
             self.query_one(ResultsTable).show(self.view.summary)
         elif isinstance(event, RunEnded):
             self.query_one(ActivityPane).chart.redraw_now()
+            self._matrix_ended()
         duration.update_bars()
         if isinstance(event, RunStarted | TrialStarted | PhaseStarted | TrialEnded | RunEnded):
             duration.update_now()
         else:
             self._live_dirty = True  # a notice: the clock line can wait for the next tick
         self.run_state_changed()
+
+    def _matrix_ended(self) -> None:
+        """A matrix with something to compare ended: its card fills the duration pane."""
+        record = self.view.record
+        if record is None or self.view.accumulate or not record.trials:
+            return
+        if len(record.profile.variants) < 2:
+            return
+        duration = self.query_one(DurationPane)
+        duration.show_summary(record)
+        if self.pgwx.replay is None or self.query_one(Tabs).active == "tab-duration":
+            self.set_tab("duration")
+            duration.card.focus()
+
+    @on(SummaryCard.OpenTable)
+    def _open_table(self) -> None:
+        """Enter on the card: the full results table."""
+        self.action_pane("results")
+
+    @on(SummaryCard.Dismissed)
+    def _card_dismissed(self) -> None:
+        """Escape on the card: back to the duration bars."""
+        self.query_one(DurationPane).show_summary(None)
 
     def run_state_changed(self) -> None:
         """Header, knob panel lock and the footer's Cancel follow the run."""
@@ -479,9 +505,18 @@ class LabScreen(Screen[None]):
         self.set_tab("activity")
 
     def action_next_phase(self) -> None:
-        """Compare another phase in the duration bars."""
-        if self.query_one(DurationPane).cycle_phase() is None:
+        """Compare another phase in the duration bars, and show them.
+
+        On a narrow terminal the duration pane may be a hidden tab: it is brought forward,
+        so the key never changes something the user cannot see.
+        """
+        duration = self.query_one(DurationPane)
+        if duration.cycle_phase() is None:
             self.note("no finished trial yet to compare")
+            return
+        duration.show_summary(None)
+        if not duration.is_on_screen or self.query_one(Tabs).display:
+            self.set_tab("duration")
 
     def action_pane(self, pane: str) -> None:
         """Go to a pane (a tab on narrow terminals) and focus it."""

@@ -11,7 +11,9 @@ from textual.widgets import Static
 
 from explorer.lab.report import SummaryRow
 from explorer.lab.runstate import RunView
+from explorer.models import RunRecord
 from explorer.tui.widgets.fit import FitWidth
+from explorer.tui.widgets.summary import SummaryCard
 
 BAR = "█"
 PARTIAL = " ▏▎▍▌▋▊▉"
@@ -91,11 +93,33 @@ class DurationPane(VerticalScroll):
         self._bars_lines: tuple[int, str] = (-1, "")
         self._clock_lines: tuple[int, str] = (-1, "")
 
+    DEFAULT_CSS = """
+    DurationPane #duration-clock.-empty {
+        display: none;
+    }
+    DurationPane.-summary #duration-now,
+    DurationPane.-summary #duration-clock,
+    DurationPane.-summary #duration-bars {
+        display: none;
+    }
+    """
+
     def compose(self) -> ComposeResult:
-        """The trial line and the bars."""
+        """The trial line, its clock, the bars, and the end-of-matrix card (hidden)."""
+        yield SummaryCard(id="summary-card")
         yield Static(id="duration-now")
         yield Static(id="duration-clock")
         yield Static(id="duration-bars")
+
+    @property
+    def card(self) -> SummaryCard:
+        """The end-of-matrix summary card."""
+        return self.query_one(SummaryCard)
+
+    def show_summary(self, record: RunRecord | None) -> None:
+        """Fill the pane with the finished matrix's card (None: back to the bars)."""
+        self.card.show_record(record)
+        self.set_class(record is not None, "-summary")
 
     def on_mount(self) -> None:
         """Title and first draw."""
@@ -130,7 +154,7 @@ class DurationPane(VerticalScroll):
         self._now_lines = _repaint(now, self._now_text, self._now_lines)
         clock = self.query_one("#duration-clock", Static)
         self._clock_lines = _repaint(clock, self._clock_text, self._clock_lines)
-        clock.display = bool(self._clock_lines[1].split("|", 1)[1])
+        clock.set_class(not self._clock_lines[1].split("|", 1)[1], "-empty")
 
     def _now_text(self, width: int) -> Text:
         v = self.view
