@@ -19,7 +19,7 @@ from textual.containers import Container, Vertical
 from textual.reactive import reactive
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import Footer, RichLog, Tab, Tabs
+from textual.widgets import Footer, Tab, Tabs
 
 from explorer.lab.report import to_markdown
 from explorer.lab.results import write_private
@@ -224,7 +224,7 @@ class LabScreen(Screen[None]):
         line = Text()
         line.append(f"{at:7.1f}s " if at is not None else "         ", style="dim")
         line.append(f"{mark} {message}", style=style)
-        self.query_one("#log", RichLog).write(line)
+        self.query_one(LabLog).add(line)
 
     def set_tab(self, pane: str) -> None:
         """Show a pane's tab (only visible on narrow terminals)."""

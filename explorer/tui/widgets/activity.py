@@ -44,7 +44,7 @@ class ActivityPane(Vertical):
     DEFAULT_CSS = """
     ActivityPane #activity-caption {
         height: auto;
-        max-height: 5;
+        max-height: 4;
     }
     """
 

@@ -201,9 +201,9 @@ class DurationPane(VerticalScroll):
             phase_s, trial_s = v.elapsed()
             if v.phase:
                 text.append(f"{phase_s:.1f} s", style="bold")
-                text.append(" in this phase · ", style="dim")
+                text.append(" phase · ", style="dim")
             text.append(f"{trial_s:.1f} s", style="bold" if not v.phase else "")
-            text.append(" in this trial", style="dim")
+            text.append(" trial", style="dim")
         return text
 
     def update_bars(self) -> None:

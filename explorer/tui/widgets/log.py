@@ -30,17 +30,21 @@ class LabLog(RichLog):
     """
 
     def __init__(self, *, max_lines: int = 1000, id: str | None = None) -> None:
-        super().__init__(id=id, wrap=True, markup=False, max_lines=max_lines)
+        # min_width 1: RichLog's default (78) renders wider than an 80-column log and
+        # costs a row to a horizontal scrollbar.
+        super().__init__(id=id, wrap=True, markup=False, max_lines=max_lines, min_width=1)
         self._written: deque[RenderableType] = deque(maxlen=max_lines)
         self._wrapped_at = 0
 
-    def write(  # type: ignore[override]
-        self, content: RenderableType, *, scroll_end: bool | None = None
-    ) -> LabLog:
+    def add(self, content: RenderableType) -> None:
         """Append a line (kept, so that a resize can wrap it again)."""
         self._written.append(content)
-        super().write(content, scroll_end=scroll_end)
-        return self
+        self.write(content, width=self._width())
+
+    def _width(self) -> int | None:
+        """The width lines wrap to: the log's own (the console's may be another)."""
+        width = self.scrollable_content_region.width
+        return width if width > 0 else None
 
     def on_resize(self, event: events.Resize) -> None:
         """Wrap every kept line again at the new width."""
@@ -49,10 +53,14 @@ class LabLog(RichLog):
             self._wrapped_at = width
             return
         self._wrapped_at = width
+        # After this refresh: the content region the lines wrap to is settled by then.
+        self.call_after_refresh(self._rewrap)
+
+    def _rewrap(self) -> None:
         kept = list(self._written)
         self.clear()
         for content in kept:
-            super().write(content, scroll_end=True)
+            self.write(content, width=self._width(), scroll_end=True)
 
     def _size_updated(
         self, size: Size, virtual_size: Size, container_size: Size, layout: bool = True
