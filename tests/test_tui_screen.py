@@ -20,6 +20,9 @@ from textual.widgets import Tabs
 
 from explorer.lab.replay import ReplaySource
 from explorer.lab.results import ResultStore
+from explorer.lab.settings import Journal
+from explorer.server.capabilities import probe
+from explorer.server.connect import Target
 from explorer.tui.app import PgwxApp
 from explorer.tui.glyphs import asciify, locale_wants_ascii, set_ascii
 from explorer.tui.widgets.activity import ActivityPane
@@ -290,3 +293,75 @@ async def test_results_table_updates_in_place(tmp_path: Path) -> None:
         assert not cleared
         assert [u[1] for u in updated] == ["median"]
         assert "99.000" in str(table.get_row_at(0))
+
+
+async def test_after_a_repair_the_panel_shows_the_server_as_it_is_now(
+    pg18: Target, store: ResultStore
+) -> None:
+    conn = await pg18.connect("test")
+    try:
+        caps = await probe(conn, owned=True)
+        # What a pgwx killed right after ALTER SYSTEM leaves behind.
+        Journal(caps.system_identifier).save({"synchronous_commit": {"auto": None}})
+        await conn.execute("ALTER SYSTEM SET synchronous_commit = off")
+        await conn.execute("SELECT pg_reload_conf()")
+    finally:
+        await conn.close()
+    async with PgwxApp(target=pg18, store=store).run_test(size=(120, 36)) as pilot:
+        await wait_for(pilot, lambda: pilot.app.caps is not None, 30)
+        await pilot.pause(0.3)
+        lab = pilot.app.lab
+        assert pilot.app.caps.gucs["synchronous_commit"].setting == "on"  # type: ignore[union-attr]
+        select = lab.knob_panel.select("synchronous_commit")
+        labels = [str(label) for label, value in select._options if value is None]
+        assert labels == ["server (on)"]
+        log = "".join(s.text for s in lab.query_one(LabLog).lines)
+        assert log.count("synchronous_commit") == 1, log
+
+
+async def test_not_owned_server_explains_each_reason_once_and_the_way_out(pg18: Target) -> None:
+    from textual.app import App, ComposeResult
+
+    from explorer.lab.profiles import list_profiles
+    from explorer.models import Profile
+    from explorer.tui.widgets.knobs import KnobPanel
+
+    conn = await pg18.connect("test")
+    try:
+        caps = await probe(conn, owned=False)  # as if it were the user's server
+    finally:
+        await conn.close()
+    profiles = [p for _, p in list_profiles() if isinstance(p, Profile)]
+
+    class PanelApp(App[None]):
+        def compose(self) -> ComposeResult:
+            yield KnobPanel(profiles)
+
+    app = PanelApp()
+    async with app.run_test(size=(120, 40)) as pilot:
+        panel = app.query_one(KnobPanel)
+        panel.caps = caps
+        await pilot.pause(0.2)
+        wal = str(panel.query_one("#why-wal_level").render())
+        assert wal.count("restart") == 1, wal
+        assert "minimal" in wal and "logical" in wal
+        fsync = str(panel.query_one("#why-fsync").render())
+        assert "--allow-risky" in fsync, fsync
+
+
+async def test_m_says_it_does_not_use_the_panels_server_settings(
+    pg18: Target, store: ResultStore
+) -> None:
+    async with PgwxApp(target=pg18, store=store).run_test(size=(120, 36)) as pilot:
+        await wait_for(pilot, lambda: pilot.app.caps is not None, 30)
+        lab = pilot.app.lab
+        lab.knob_panel.select("synchronous_commit").value = "off"
+        await wait_for(
+            pilot, lambda: lab.choice is not None and lab.choice.knobs.synchronous_commit == "off"
+        )
+        await pilot.press("m")
+        await pilot.pause(0.2)
+        log = "".join(s.text for s in lab.query_one(LabLog).lines)
+        assert "synchronous_commit=off" in log and "r only" in log, log
+        await pilot.press("c")
+        await wait_for(pilot, lambda: not lab.busy(), 60)

@@ -40,7 +40,11 @@ async def recover(target: Target, caps: Capabilities, notify: Callable[[str], No
     restored: list[str] = []
     journal = Journal(caps.system_identifier)
     if journal.load():
-        settings = ServerSettings(target, journal, notify)
+        # The one line below says what was put back; the settings' own "restored …" would
+        # say it a second time.
+        settings = ServerSettings(
+            target, journal, lambda m: None if m.startswith("restored ") else notify(m)
+        )
         contexts = {n: g.context for n, g in caps.gucs.items()}
         restored = await settings.restore(contexts)
         notify("put back settings left by an interrupted pgwx: " + ", ".join(restored))
@@ -131,6 +135,14 @@ class Session:
         for run_id in self.interrupted:
             notify(f"run {run_id} was interrupted; its finished trials are kept")
         self.restored = await recover(self.target, caps, notify)
+        if self.restored:
+            # The probe saw the values the interrupted run left: read the server again, so
+            # the knob panel's "server (…)" shows what is in force now.
+            conn = await self.target.connect("admin")
+            try:
+                caps = await probe(conn, owned=self.target.owned)
+            finally:
+                await conn.close()
         self.caps = caps
         return caps
 

@@ -483,7 +483,20 @@ class LabScreen(Screen[None]):
         """Run the chosen profile's whole matrix."""
         choice = self.choice
         if choice is not None and choice.profile is not None and self.can_start():
-            self._start(choice.profile, choice.scale, single=False)
+            profile = choice.profile
+            base = next(
+                (v.knobs for v in profile.variants if v.name == profile.baseline_name()), None
+            )
+            chosen = choice.knobs.server_settings()
+            if base is not None and chosen != base.server_settings():
+                # The panel keeps showing them: say plainly that the matrix does not use them.
+                shown = ", ".join(f"{k}={v}" for k, v in chosen.items()) or "server defaults"
+                self.note(
+                    f"the matrix runs {profile.name}'s variants as written; the panel's "
+                    f"server settings ({shown}) apply to r only",
+                    "warning",
+                )
+            self._start(profile, choice.scale, single=False)
 
     def _start(self, profile: Profile, scale: float, *, single: bool) -> None:
         assert self.caps is not None
