@@ -31,12 +31,13 @@ SHOTS: list[tuple[str, tuple[int, int], int | None, tuple[str, ...]]] = [
     ("main-80x24", (80, 24), MID_RUN, ()),
     ("activity-io-80x24", (80, 24), MID_RUN, ("i",)),
     ("results-120x36", (120, 36), None, ("p",)),
+    ("summary-card-80x24", (80, 24), None, ()),
     ("waits-120x36", (120, 36), None, ("w",)),
     ("help-120x36", (120, 36), None, ("question_mark",)),
 ]
 """(file name, terminal size, events to replay (None: all), keys to press): the main
 screen mid-run (wide and 80x24), its pg_stat_io view, the results after the matrix (COPY
-phase compared), the wait events, and the help."""
+phase compared), the end-of-matrix summary card at 80x24, the wait events, and the help."""
 
 
 async def shoot(

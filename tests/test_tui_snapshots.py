@@ -53,6 +53,10 @@ def test_main_after_matrix_120x36(snap_compare, tmp_path: Path) -> None:
     assert snap_compare(replay_app(tmp_path), terminal_size=(120, 36), run_before=settle)
 
 
+def test_summary_card_after_matrix_80x24(snap_compare, tmp_path: Path) -> None:
+    assert snap_compare(replay_app(tmp_path), terminal_size=(80, 24), run_before=settle)
+
+
 def test_waits_after_matrix_120x36(snap_compare, tmp_path: Path) -> None:
     assert snap_compare(
         replay_app(tmp_path), terminal_size=(120, 36), run_before=settle, press=["w"]

@@ -199,11 +199,12 @@ class DurationPane(VerticalScroll):
         text = Text()
         if v.status != "idle" and v.variant:
             phase_s, trial_s = v.elapsed()
+            # Spaces end a span rather than start the next: SVG viewers drop leading ones.
             if v.phase:
-                text.append(f"{phase_s:.1f} s", style="bold")
-                text.append(" phase · ", style="dim")
-            text.append(f"{trial_s:.1f} s", style="bold" if not v.phase else "")
-            text.append(" trial", style="dim")
+                text.append(f"{phase_s:.1f} s ", style="bold")
+                text.append("phase · ", style="dim")
+            text.append(f"{trial_s:.1f} s ", style="bold" if not v.phase else "")
+            text.append("trial", style="dim")
         return text
 
     def update_bars(self) -> None:

@@ -135,38 +135,51 @@ def render_card(record: RunRecord | None, width: int, rows: int = 0) -> Text:
     if record is None:
         return Text()
     lines = card_lines(record)
-    text = _card(record, lines, width, spaced=True)
-    if rows and text.plain.count("\n") + 1 > rows:
-        text = _card(record, lines, width, spaced=False)
+    # Roomiest first: spaced out, then one block, then mechanisms only where they fit inline.
+    for spaced, wrap_tails in ((True, True), (False, True), (False, False)):
+        text = _card(record, lines, width, spaced=spaced, wrap_tails=wrap_tails)
+        if not rows or text.plain.count("\n") + 1 <= rows:
+            break
     return text
 
 
-def _card(record: RunRecord, lines: list[CardLine], width: int, *, spaced: bool) -> Text:
+def _card(
+    record: RunRecord, lines: list[CardLine], width: int, *, spaced: bool, wrap_tails: bool
+) -> Text:
     text = Text()
     dot = glyph("·")
-    text.append(f"{record.profile.name}", style="bold underline")
-    text.append(f"  {record.status} {dot} total time per trial, median", style="dim")
+    # Spaces end a span rather than start the next: SVG viewers drop a span's leading ones.
+    text.append(f"{record.profile.name} ", style="bold underline")
+    text.append(f" {record.status} {dot} total per trial, median", style="dim")
     text.append("\n")
-    name_w = min(max((len(line.variant) for line in lines), default=8), 22)
+    longest = max((len(line.variant) for line in lines), default=8)
+    name_w = min(longest, 22)
     for n, line in enumerate(lines):
-        row = Text()
-        row.append("\n" if spaced or n == 0 else "")
-        row.append(f"{line.variant[:name_w]:<{name_w}}  ", style="bold")
-        row.append_text(_verdict_text(line))
-        row.append(f" {dot} ")
-        row.append(f"{_seconds(line.total)}", style="bold")
+        text.append("\n" if spaced or n == 0 else "")
+        head = Text()
+        head.append(f"{line.variant[:name_w]:<{name_w}}  ", style="bold")
+        head.append_text(_verdict_text(line))
+        head.append(f" {dot} ")
+        head.append(f"{_seconds(line.total)}", style="bold")
+        if line.variant[:name_w] != line.variant or head.cell_len > width:
+            # Too narrow for one line: the name alone, the numbers under it.
+            head = Text(line.variant, style="bold")
+            head.append(f"\n{dot} ")
+            head.append_text(_verdict_text(line))
+            head.append(f" {dot} ")
+            head.append(f"{_seconds(line.total)}", style="bold")
+        last = head.plain.rsplit("\n", 1)[-1]
+        text.append_text(head)
         if line.mechanism:
             tail = f" {dot} {line.mechanism}"
-            if row.cell_len + len(tail) > width:
-                row.append("\n" + " " * (name_w + 2))
-                tail = line.mechanism
-            row.append(tail)
-        text.append_text(row)
+            if len(last) + len(tail) > width:
+                tail = f"\n{glyph('·')} {line.mechanism}" if wrap_tails else ""
+            text.append(tail)
         text.append("\n")
-    text.append("\nEnter", style="bold")
-    text.append(" full table ", style="dim")
-    text.append("Esc", style="bold")
-    text.append(" bars", style="dim")
+    text.append("\nEnter ", style="bold")
+    text.append("full table  ", style="dim")
+    text.append("Esc ", style="bold")
+    text.append("bars", style="dim")
     if any(line.verdict is not None and line.verdict.too_few for line in lines):
         text.append(f" {dot} ?: too few runs for a verdict", style="dim")
     return text
