@@ -102,6 +102,7 @@ def main() -> int:
     parser.add_argument("--idle", type=float, default=10.0, help="seconds of each quiet stretch")
     parser.add_argument("--timeout", type=float, default=300.0)
     parser.add_argument("--dump", type=Path, help="also write the raw terminal output here")
+    parser.add_argument("--seconds", action="store_true", help="print KB written each second")
     args = parser.parse_args()
     cols, rows = (int(n) for n in args.size.split("x"))
     tmp = Path(tempfile.mkdtemp(prefix="pgwx-bytes-"))
@@ -157,6 +158,9 @@ def main() -> int:
         )
         print(f"  idle, before   : {idle_before / 1024:6.2f} KB/s (goal ≤ {GOAL_IDLE / 1024:.0f})")
         print(f"  idle, after    : {idle_after / 1024:6.2f} KB/s (goal ≤ {GOAL_IDLE / 1024:.0f})")
+        if args.seconds:
+            per = [term.rate(t1 + n, t1 + n + 1) / 1024 for n in range(int(t2 - t1) + 1)]
+            print("  KB each second of the run:", " ".join(f"{k:.1f}" for k in per))
         ok = during <= GOAL_RUN and max(idle_before, idle_after) <= GOAL_IDLE
         print("  goals met" if ok else "  goals NOT met")
         return 0

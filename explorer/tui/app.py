@@ -63,6 +63,9 @@ class PgwxApp(App[int]):
         self.ascii = locale_wants_ascii() if ascii is None else ascii
         """Draw ASCII only: a non-UTF-8 terminal (LANG=C, Latin-1) or `--ascii`."""
         set_ascii(self.ascii)
+        # No animations (the tabs' sliding underline repaints its rows for a third of a
+        # second): over SSH every frame costs bytes, and a projector shows no difference.
+        self.animation_level = "none"
         self._ascii_filter = AsciiFilter()
         if self.ascii:
             self.add_class("-ascii")

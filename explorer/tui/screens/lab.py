@@ -28,7 +28,6 @@ from explorer.lab.stream import LEVEL_MARK, level, narrate
 from explorer.models import (
     Capabilities,
     PhaseEnded,
-    PhaseStarted,
     Profile,
     RunEnded,
     RunStarted,
@@ -224,7 +223,10 @@ class LabScreen(Screen[None]):
         line = Text()
         line.append(f"{at:7.1f}s " if at is not None else "         ", style="dim")
         line.append(f"{mark} {message}", style=style)
-        self.query_one(LabLog).add(line)
+        # A run's routine lines wait for the next refresh tick (one scroll of the log for
+        # several lines); anything else, and anything louder, shows at once.
+        defer = at is not None and level == "info" and self.view.running
+        self.query_one(LabLog).add(line, defer=defer)
 
     def set_tab(self, pane: str) -> None:
         """Show a pane's tab (only visible on narrow terminals)."""
@@ -345,7 +347,7 @@ class LabScreen(Screen[None]):
             self.query_one(ActivityPane).chart.redraw_now()
             self._matrix_ended()
         duration.update_bars()
-        if isinstance(event, RunStarted | TrialStarted | PhaseStarted | TrialEnded | RunEnded):
+        if isinstance(event, RunStarted | TrialStarted | TrialEnded | RunEnded):
             duration.update_now()
         else:
             self._live_dirty = True  # a notice: the clock line can wait for the next tick
@@ -408,6 +410,7 @@ class LabScreen(Screen[None]):
     def _tick(self) -> None:
         """Repaint the live parts, once per refresh interval: the clock between samples
         (replays keep the recorded clock), the progress, the chart and its caption."""
+        self.query_one(LabLog).flush()
         if self.paused:
             return
         runner = self.controller.runner

@@ -35,11 +35,26 @@ class LabLog(RichLog):
         super().__init__(id=id, wrap=True, markup=False, max_lines=max_lines, min_width=1)
         self._written: deque[RenderableType] = deque(maxlen=max_lines)
         self._wrapped_at = 0
+        self._pending: list[RenderableType] = []
 
-    def add(self, content: RenderableType) -> None:
-        """Append a line (kept, so that a resize can wrap it again)."""
-        self._written.append(content)
-        self.write(content, width=self._width())
+    def add(self, content: RenderableType, *, defer: bool = False) -> None:
+        """Append a line (kept, so that a resize can wrap it again).
+
+        Args:
+            content: The line.
+            defer: Hold it until `flush()` (the screen's next refresh tick): several lines
+                then scroll the log once, one repaint instead of one per line.
+        """
+        self._pending.append(content)
+        if not defer:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write the held lines, in order."""
+        pending, self._pending = self._pending, []
+        for content in pending:
+            self._written.append(content)
+            self.write(content, width=self._width())
 
     def _width(self) -> int | None:
         """The width lines wrap to: the log's own (the console's may be another)."""
