@@ -133,7 +133,7 @@ async def test_plus_and_minus_change_the_refresh_interval(tmp_path: Path) -> Non
 
 
 async def test_pause_freezes_the_view_while_the_run_goes_on(tmp_path: Path) -> None:
-    async with replay_app(tmp_path, speed=40.0).run_test(size=(120, 36)) as pilot:
+    async with replay_app(tmp_path, speed=10.0).run_test(size=(120, 36)) as pilot:
         lab = pilot.app.lab
         table = lab.query_one(ResultsTable)
         await pilot.press("space")
