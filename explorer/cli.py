@@ -379,6 +379,9 @@ def _log_programming_error(exc: BaseException) -> Path | None:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the `pgwx` command."""
     args = build_parser().parse_args(argv)
+    if args.ascii:
+        # Read by the app however it is opened (`pgwx --ascii`, `pgwx --ascii replay …`).
+        os.environ["PGWX_ASCII"] = "1"
     commands: dict[str, Callable[[argparse.Namespace], int]] = {
         "run": cmd_run,
         "runs": cmd_runs,
@@ -398,7 +401,6 @@ def main(argv: list[str] | None = None) -> int:
                 data_dir=args.data_dir,
                 keep_server=args.keep_server,
                 allow_risky=args.allow_risky,
-                ascii=True if args.ascii else None,
             )
         return commands[args.command](args)
     except PgwxError as exc:

@@ -160,6 +160,7 @@ def test_locale_decides_ascii_mode() -> None:
     assert locale_wants_ascii({"LANG": "de_DE.ISO-8859-1"})
     assert not locale_wants_ascii({"LANG": "en_US.UTF-8"})
     assert not locale_wants_ascii({"LC_CTYPE": "C.utf8", "LANG": "C"})
+    assert locale_wants_ascii({"PGWX_ASCII": "1", "LANG": "en_US.UTF-8"})  # pgwx --ascii
     assert asciify("✓ ✗ ⟳ ▸ ≈ × ⠿ ╭─╮") == "+ x ~ > ~ x . +-+"
 
 
@@ -258,7 +259,8 @@ async def test_activity_chart_keeps_its_height_at_110x30(tmp_path: Path) -> None
         await pilot.press("i")
         await pilot.pause(0.3)
         chart = app.lab.query_one(ActivityPane).chart
-        assert chart.region.height >= 6
+        # Title, frame, ticks and axis label take 5 rows: at least 3 are left for the plot.
+        assert chart.region.height >= 8
 
 
 async def test_log_rewraps_on_resize_and_has_no_horizontal_scrollbar(tmp_path: Path) -> None:
@@ -365,3 +367,16 @@ async def test_m_says_it_does_not_use_the_panels_server_settings(
         assert "synchronous_commit=off" in log and "r only" in log, log
         await pilot.press("c")
         await wait_for(pilot, lambda: not lab.busy(), 60)
+
+
+def test_ascii_flag_reaches_the_app_whichever_command_opens_it(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from explorer.cli import main
+
+    monkeypatch.delenv("PGWX_ASCII", raising=False)
+    monkeypatch.setenv("LANG", "en_US.UTF-8")
+    assert main(["--ascii", "profiles"]) == 0
+    capsys.readouterr()
+    assert locale_wants_ascii()
+    monkeypatch.delenv("PGWX_ASCII")
