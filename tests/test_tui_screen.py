@@ -24,7 +24,7 @@ from explorer.lab.settings import Journal
 from explorer.server.capabilities import probe
 from explorer.server.connect import Target
 from explorer.tui.app import PgwxApp
-from explorer.tui.glyphs import asciify, locale_wants_ascii, set_ascii
+from explorer.tui.glyphs import TRANSLATE, asciify, locale_wants_ascii, set_ascii
 from explorer.tui.widgets.activity import ActivityPane
 from explorer.tui.widgets.chart import MARKERS, PALETTE, legend, series_slots
 from explorer.tui.widgets.duration import DurationPane
@@ -175,6 +175,19 @@ async def test_ascii_mode_draws_only_ascii(tmp_path: Path, keys: tuple[str, ...]
         assert text.strip()
         bad = sorted({c for c in text if not c.isascii()})
         assert not bad, f"non-ASCII on screen: {bad}"
+
+
+async def test_every_glyph_the_app_draws_has_an_ascii_stand_in(tmp_path: Path) -> None:
+    seen: set[str] = set()
+    async with replay_app(tmp_path).run_test(size=(100, 30)) as pilot:
+        await replayed(pilot)
+        for keys in ((), ("3",), ("w",), ("i",), ("escape", "2", "p"), ("question_mark",)):
+            await pilot.press(*keys)
+            await pilot.pause(0.2)
+            seen |= {c for c in screen_text(pilot.app) if not c.isascii()}
+    # None falls back to "?": each has its own stand-in in the one glyph table.
+    assert seen
+    assert not {c for c in seen if ord(c) not in TRANSLATE}
 
 
 async def test_no_color_waits_chart_has_a_glyph_per_series(

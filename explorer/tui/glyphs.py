@@ -64,6 +64,8 @@ CELLS = {
     "▏": "|",
     "°": "o",
     "µ": "u",
+    "Δ": "d",
+    "⏎": "<",
 }
 """One character for one: what the line filter (and `glyph`) draws instead."""
 
@@ -72,7 +74,11 @@ _BLOCKS = "▁▂▃▄▅▆▇▔▀▐▌▍▎▊▋▉▖▗▘▙▚▛▜
 
 
 def _table() -> dict[int, str]:
-    table = {ord(k): v for k, v in CELLS.items()}
+    # Any box-drawing character not named below is a corner or a crossing.
+    table = {cp: "+" for cp in range(0x2500, 0x2580)}
+    table.update({ord(c): "-" for c in "╴╶╸╺╼╾"})
+    table.update({ord(c): "|" for c in "╵╷╹╻╽╿"})
+    table.update({ord(k): v for k, v in CELLS.items()})
     table.update({ord(c): "+" for c in _CORNERS})
     table.update({ord(c): " " for c in _BLOCKS})
     # Braille (plotext's high-resolution dots): a dot where any is set.
