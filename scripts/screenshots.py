@@ -47,7 +47,7 @@ async def shoot(
     source = ReplaySource.from_file(FIXTURE)
     if upto is not None:
         source = source.upto(upto)
-    app = PgwxApp(replay=source, store=ResultStore(scratch / f"{name}.sqlite"))
+    app = PgwxApp(replay=source, store=ResultStore(scratch / f"{name}.sqlite"), ascii=False)
     async with app.run_test(size=size) as pilot:
         await app.workers.wait_for_complete()
         await pilot.pause(0.6)

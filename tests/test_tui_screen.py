@@ -8,6 +8,7 @@ server, no clock. Waits are on conditions, never on time.
 from __future__ import annotations
 
 import html
+import os
 import re
 import time
 from collections.abc import Callable
@@ -389,7 +390,10 @@ def test_ascii_flag_reaches_the_app_whichever_command_opens_it(
 
     monkeypatch.delenv("PGWX_ASCII", raising=False)
     monkeypatch.setenv("LANG", "en_US.UTF-8")
-    assert main(["--ascii", "profiles"]) == 0
-    capsys.readouterr()
-    assert locale_wants_ascii()
-    monkeypatch.delenv("PGWX_ASCII")
+    try:
+        assert main(["--ascii", "profiles"]) == 0
+        capsys.readouterr()
+        assert locale_wants_ascii()
+    finally:
+        # main() sets it in os.environ itself: later apps in this process must not see it.
+        os.environ.pop("PGWX_ASCII", None)

@@ -25,7 +25,8 @@ def replay_app(tmp_path: Path, upto: int | None = None) -> PgwxApp:
     source = ReplaySource.from_file(FIXTURE)
     if upto is not None:
         source = source.upto(upto)
-    return PgwxApp(replay=source, store=ResultStore(tmp_path / "results.sqlite"))
+    # ascii=False: the same images whatever locale the tests run under.
+    return PgwxApp(replay=source, store=ResultStore(tmp_path / "results.sqlite"), ascii=False)
 
 
 async def settle(pilot: Pilot[int]) -> None:

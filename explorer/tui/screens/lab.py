@@ -307,8 +307,15 @@ class LabScreen(Screen[None]):
 
     @on(RunController.RunStateChanged)
     def _run_state_changed(self, message: RunController.RunStateChanged) -> None:
-        if message.worker == "replay" and message.finished:
-            self.query_one(ActivityPane).chart.redraw_now()
+        if message.worker in ("run", "replay") and message.finished:
+            # The stream stopped: show its last state now, not at the next refresh tick.
+            self.query_one(LabLog).flush()
+            if not self.paused:
+                self._live_dirty = False
+                self.query_one(DurationPane).update_now()
+                self.query_one(ActivityPane).data_changed()
+            if message.worker == "replay":
+                self.query_one(ActivityPane).chart.redraw_now()
         self.run_state_changed()
 
     @on(KnobPanel.Changed)

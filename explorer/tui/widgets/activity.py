@@ -81,7 +81,7 @@ class ActivityPane(Vertical):
         if not self.is_mounted:
             return
         self._mode_line()
-        self.update_caption()
+        self.update_caption(force=True)
         self.chart.redraw_now()
 
     def _mode_line(self) -> None:
@@ -143,14 +143,14 @@ class ActivityPane(Vertical):
         parts = [*top, *(["other"] if len(totals) > len(top) else [])]
         return StackSpec(points if parts else [], parts, "workload backends by wait event")
 
-    def update_caption(self) -> None:
+    def update_caption(self, *, force: bool = False) -> None:
         """The legend and the numbers behind the chart, as text (readable without colour).
 
         A hidden pane is not repainted (it catches up when it shows), and a layout pass,
         which repaints every scrollbar on screen, is asked for only when the height changes.
         """
         caption = self.query_one("#activity-caption", Static)
-        if not self.is_on_screen:
+        if not force and not self.is_on_screen:
             self._caption_stale = True
             return
         self._caption_stale = False
@@ -161,7 +161,7 @@ class ActivityPane(Vertical):
     def on_show(self) -> None:
         """A pane that was hidden while data came in draws it now."""
         if self._caption_stale:
-            self.update_caption()
+            self.update_caption(force=True)
 
     def _caption(self, width: int) -> Text:
         act = self.view.activity
