@@ -89,6 +89,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="in the app: allow fsync/full_page_writes off on a server pgwx does not own",
     )
     parser.add_argument(
+        "--ascii",
+        action="store_true",
+        help="in the app: draw ASCII only (automatic when the locale is not UTF-8)",
+    )
+    parser.add_argument(
         "--debug",
         action="store_true",
         help="on a programming error, print the traceback too (it is always logged)",
@@ -625,6 +630,9 @@ def _log_programming_error(exc: BaseException) -> Path | None:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the `pgwx` command."""
     args = build_parser().parse_args(argv)
+    if args.ascii:
+        # Read by the app however it is opened (`pgwx --ascii`, `pgwx --ascii replay …`).
+        os.environ["PGWX_ASCII"] = "1"
     commands: dict[str, Callable[[argparse.Namespace], int]] = {
         "run": cmd_run,
         "runs": cmd_runs,

@@ -33,14 +33,15 @@ SHOTS: list[tuple[str, tuple[int, int], int | None, tuple[str, ...]]] = [
     ("main-80x24", (80, 24), MID_RUN, ()),
     ("activity-io-80x24", (80, 24), MID_RUN, ("i",)),
     ("results-120x36", (120, 36), None, ("p",)),
+    ("summary-card-80x24", (80, 24), None, ()),
     ("waits-120x36", (120, 36), None, ("w",)),
     ("help-120x36", (120, 36), None, ("question_mark",)),
     ("mechanism-80x24", (80, 24), None, ("4", "down", "down", "down", "down")),
 ]
 """(file name, terminal size, events to replay (None: all), keys to press): the main
 screen mid-run (wide and 80x24), its pg_stat_io view, the results after the matrix (COPY
-phase compared), the wait events, the help, and the results pane at 80x24 with a row
-selected (its mechanism under the table)."""
+phase compared), the end-of-matrix summary card at 80x24, the wait events, the help, and the
+results pane at 80x24 with a row selected (its mechanism under the table)."""
 
 VERDICT_SHOTS = [("verdicts-120x36", (120, 36)), ("verdicts-80x24", (80, 24))]
 """The finished quick-demo run: intervals in the duration pane, verdicts in the table."""
@@ -58,7 +59,7 @@ async def shoot(
     source = ReplaySource.from_file(fixture)
     if upto is not None:
         source = source.upto(upto)
-    app = PgwxApp(replay=source, store=ResultStore(scratch / f"{name}.sqlite"))
+    app = PgwxApp(replay=source, store=ResultStore(scratch / f"{name}.sqlite"), ascii=False)
     async with app.run_test(size=size) as pilot:
         await app.workers.wait_for_complete()
         await pilot.pause(0.6)

@@ -30,7 +30,8 @@ def replay_app(tmp_path: Path, upto: int | None = None, fixture: Path = FIXTURE)
     source = ReplaySource.from_file(fixture)
     if upto is not None:
         source = source.upto(upto)
-    return PgwxApp(replay=source, store=ResultStore(tmp_path / "results.sqlite"))
+    # ascii=False: the same images whatever locale the tests run under.
+    return PgwxApp(replay=source, store=ResultStore(tmp_path / "results.sqlite"), ascii=False)
 
 
 async def settle(pilot: Pilot[int]) -> None:
@@ -56,6 +57,10 @@ def test_activity_io_mid_run_80x24(snap_compare, tmp_path: Path) -> None:
 
 def test_main_after_matrix_120x36(snap_compare, tmp_path: Path) -> None:
     assert snap_compare(replay_app(tmp_path), terminal_size=(120, 36), run_before=settle)
+
+
+def test_summary_card_after_matrix_80x24(snap_compare, tmp_path: Path) -> None:
+    assert snap_compare(replay_app(tmp_path), terminal_size=(80, 24), run_before=settle)
 
 
 def test_waits_after_matrix_120x36(snap_compare, tmp_path: Path) -> None:

@@ -65,7 +65,11 @@ async def recover(target: Target, caps: Capabilities, notify: Callable[[str], No
         if journal.load():
             if await conn.fetchval("SELECT pg_try_advisory_lock($1, $2)", LOCK_CLASS, SETTINGS_KEY):
                 try:
-                    settings = ServerSettings(target, journal, notify)
+                    # The one line below says what was put back; the settings' own
+                    # "restored …" would say it a second time.
+                    settings = ServerSettings(
+                        target, journal, lambda m: None if m.startswith("restored ") else notify(m)
+                    )
                     contexts = {n: g.context for n, g in caps.gucs.items()}
                     restored = await settings.restore(contexts)
                 finally:
@@ -262,6 +266,14 @@ class Session:
         for run_id in self.interrupted:
             notify(f"run {run_id} was interrupted; its finished trials are kept")
         self.restored = await recover(self.target, caps, notify)
+        if self.restored:
+            # The probe saw the values the interrupted run left: read the server again, so
+            # the knob panel's "server (…)" shows what is in force now.
+            conn = await self.target.connect("admin")
+            try:
+                caps = await probe(conn, owned=self.target.owned)
+            finally:
+                await conn.close()
         self.caps = caps
         return caps
 

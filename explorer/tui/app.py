@@ -11,10 +11,11 @@ import contextlib
 import os
 import signal
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from textual.app import App
+from textual.filter import LineFilter
 from textual.screen import Screen
 
 from explorer.lab.profiles import ProfileError, list_profiles
@@ -24,6 +25,7 @@ from explorer.lab.session import Session, uses_user_server
 from explorer.models import Capabilities, Profile
 from explorer.server.connect import Target
 from explorer.tui.commands import LabCommands
+from explorer.tui.glyphs import AsciiFilter, locale_wants_ascii, set_ascii
 from explorer.tui.screens.lab import LabScreen
 
 TERMINATING_SIGNALS = (signal.SIGHUP, signal.SIGTERM)
@@ -48,6 +50,7 @@ class PgwxApp(App[int]):
         profiles: The profiles offered (default: the shipped ones).
         allow_risky: Allow fsync/full_page_writes off on a server pgwx does not own.
         sample_interval: Seconds between statistics samples during a run.
+        ascii: Draw ASCII only (None: when the locale is not UTF-8).
     """
 
     CSS_PATH = "app.tcss"
@@ -66,8 +69,18 @@ class PgwxApp(App[int]):
         profiles: list[Profile] | None = None,
         allow_risky: bool = False,
         sample_interval: float = 0.25,
+        ascii: bool | None = None,
     ) -> None:
         super().__init__()
+        self.ascii = locale_wants_ascii() if ascii is None else ascii
+        """Draw ASCII only: a non-UTF-8 terminal (LANG=C, Latin-1) or `--ascii`."""
+        set_ascii(self.ascii)
+        # No animations (the tabs' sliding underline repaints its rows for a third of a
+        # second): over SSH every frame costs bytes, and a projector shows no difference.
+        self.animation_level = "none"
+        self._ascii_filter = AsciiFilter()
+        if self.ascii:
+            self.add_class("-ascii")
         self.target = target
         self.dsn = dsn
         self.dsn_or_env = uses_user_server(dsn)
@@ -119,6 +132,11 @@ class PgwxApp(App[int]):
         else:
             self.exit()
 
+    def get_line_filters(self) -> Sequence[LineFilter]:
+        """Textual's filters, and in ASCII mode the one that leaves only ASCII on screen."""
+        filters = super().get_line_filters()
+        return [*filters, self._ascii_filter] if self.ascii else filters
+
     def get_default_screen(self) -> Screen[None]:
         """The lab is the app."""
         return LabScreen()
@@ -158,6 +176,7 @@ def run_app(
     replay: str | None = None,
     allow_risky: bool = False,
     speed: float = 1.0,
+    ascii: bool | None = None,
 ) -> int:
     """Open the app (`pgwx`), or replay a run in it (`pgwx replay RUN|FILE|NAME`).
 
@@ -177,6 +196,7 @@ def run_app(
             store=store,
             replay=source,
             allow_risky=allow_risky,
+            ascii=ascii,
         )
         try:
             app.run()

@@ -18,7 +18,8 @@ from textual.binding import Binding
 from textual.containers import Container, Vertical
 from textual.reactive import reactive
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, RichLog, Tab, Tabs
+from textual.timer import Timer
+from textual.widgets import DataTable, Footer, Tab, Tabs
 
 from explorer.lab.replay import speed_label
 from explorer.lab.report import to_markdown
@@ -32,6 +33,7 @@ from explorer.models import (
     RunEnded,
     RunStarted,
     TrialEnded,
+    TrialStarted,
     Variant,
 )
 from explorer.server.connect import Target
@@ -41,7 +43,9 @@ from explorer.tui.widgets.activity import ActivityPane
 from explorer.tui.widgets.duration import DurationPane
 from explorer.tui.widgets.header import ServerHeader
 from explorer.tui.widgets.knobs import KnobPanel
+from explorer.tui.widgets.log import LabLog
 from explorer.tui.widgets.results import MechanismLine, ResultsTable
+from explorer.tui.widgets.summary import SummaryCard
 
 if TYPE_CHECKING:
     from explorer.tui.app import PgwxApp
@@ -51,12 +55,17 @@ LEVEL_STYLE = {"info": "", "warning": "yellow", "error": "bold red"}
 
 CHART = Binding.Group("chart", compact=True)
 REPLAY = Binding.Group("replay", compact=True)
-RUN_ACTIONS = ("run", "matrix", "cancel")
-"""Actions that need a server: hidden from the footer in a replay."""
+RUN_ACTIONS = ("run", "matrix", "cancel", "toggle_pause")
+"""Actions of a live run: hidden from the footer in a replay (where space pauses the replay
+itself, not only the view)."""
 REPLAY_ACTIONS = ("replay_pause", "replay_speed", "replay_phase", "replay_jump")
 """Actions that drive a replay: hidden from the footer otherwise."""
 LOG_RETOLD = 200
 """Log lines written again after a replay jump (the latest ones)."""
+REFRESH_STEPS = (0.25, 0.5, 1.0, 2.0, 5.0)
+"""Refresh intervals `+` / `-` step through, in seconds (pg_activity's habit)."""
+DEFAULT_REFRESH = 1.0
+"""Seconds between repaints of the live parts (clock, progress, chart, caption)."""
 PANES = ("knobs", "duration", "activity", "results")
 """Pane ids, which are also the tab ids on narrow terminals (tab-<id>)."""
 
@@ -185,6 +194,31 @@ class LabScreen(Screen[None]):
             tooltip="Save an SVG screenshot under the results directory",
         ),
         Binding(
+            "space",
+            "toggle_pause",
+            "Pause",
+            id="lab.pause",
+            tooltip="Freeze the live view (the run goes on); again to catch up",
+        ),
+        Binding(
+            "plus",
+            "refresh_interval(1)",
+            "Slower",
+            key_display="+",
+            show=False,
+            id="lab.refresh-slower",
+            tooltip="Repaint the live view less often (lighter over a slow link)",
+        ),
+        Binding(
+            "minus",
+            "refresh_interval(-1)",
+            "Faster",
+            key_display="-",
+            show=False,
+            id="lab.refresh-faster",
+            tooltip="Repaint the live view more often",
+        ),
+        Binding(
             "question_mark",
             "help",
             "Help",
@@ -235,8 +269,15 @@ class LabScreen(Screen[None]):
         """The workers: server, run, replay, quit."""
         self.choice: KnobPanel.Changed | None = None
         """What the knob panel last said it describes (profile, size, knobs)."""
-        self._screenshots = 0
         self._footer_busy: bool | None = None
+        self.refresh_interval = DEFAULT_REFRESH
+        """Seconds between repaints of the live parts; `+` / `-` change it."""
+        self.paused = False
+        """The live view is frozen (space); the run goes on and the view catches up after."""
+        self._live_dirty = False
+        self._stale = False
+        self._timer: Timer | None = None
+        self._running_key: object = None
 
     @property
     def pgwx(self) -> PgwxApp:
@@ -258,7 +299,10 @@ class LabScreen(Screen[None]):
         line = Text()
         line.append(f"{at:7.1f}s " if at is not None else "         ", style="dim")
         line.append(f"{mark} {message}", style=style)
-        self.query_one("#log", RichLog).write(line)
+        # A run's routine lines wait for the next refresh tick (one scroll of the log for
+        # several lines); anything else, and anything louder, shows at once.
+        defer = at is not None and level == "info" and self.view.running
+        self.query_one(LabLog).add(line, defer=defer)
 
     def set_tab(self, pane: str) -> None:
         """Show a pane's tab (only visible on narrow terminals)."""
@@ -283,7 +327,7 @@ class LabScreen(Screen[None]):
             with Vertical(id="results", classes="pane"):
                 yield ResultsTable(id="results-table")
                 yield MechanismLine(id="mechanism")
-        yield RichLog(id="log", wrap=True, markup=False, max_lines=1000)
+        yield LabLog(id="log")
         yield Footer()
         yield self.controller
 
@@ -291,7 +335,7 @@ class LabScreen(Screen[None]):
         """Start: replay, an injected target, or find/start the server."""
         self.query_one("#knobs").add_class("-current")
         self.query_one("#results").border_title = "Results"
-        self.set_interval(0.5, self._tick)
+        self._timer = self.set_interval(self.refresh_interval, self._tick)
         for problem in self.pgwx.profile_problems:
             self.note(problem, "warning")
         app = self.pgwx
@@ -351,8 +395,15 @@ class LabScreen(Screen[None]):
 
     @on(RunController.RunStateChanged)
     def _run_state_changed(self, message: RunController.RunStateChanged) -> None:
-        if message.worker == "replay" and message.finished:
-            self.query_one(ActivityPane).chart.redraw_now()
+        if message.worker in ("run", "replay") and message.finished:
+            # The stream stopped: show its last state now, not at the next refresh tick.
+            self.query_one(LabLog).flush()
+            if not self.paused:
+                self._live_dirty = False
+                self.query_one(DurationPane).update_now()
+                self.query_one(ActivityPane).data_changed()
+            if message.worker == "replay":
+                self.query_one(ActivityPane).chart.redraw_now()
         self.run_state_changed()
 
     @on(KnobPanel.Changed)
@@ -362,8 +413,8 @@ class LabScreen(Screen[None]):
 
     @on(RunController.SampleArrived)
     def _sample_arrived(self, _message: RunController.SampleArrived) -> None:
-        self.query_one(DurationPane).update_now()
-        self.query_one(ActivityPane).data_changed()
+        # Painted by the next tick: at most once per refresh interval, over any link.
+        self._live_dirty = True
 
     @on(DataTable.RowHighlighted, "#results-table")
     def _row_chosen(self, event: DataTable.RowHighlighted) -> None:
@@ -384,15 +435,48 @@ class LabScreen(Screen[None]):
             if self.pgwx.replay is None:
                 header.label = event.server.dsn_masked
             self.caps = event.server.capabilities
+        if self.paused:
+            # The view is frozen; the view state goes on folding events (the controller did).
+            self._stale = True
+            return
+        if isinstance(event, RunStarted):
+            duration.show_summary(None)
             self.query_one(ActivityPane).reset(self.view)
             self.query_one(ResultsTable).show(self.view.summary)
         elif isinstance(event, TrialEnded):
             self.query_one(ResultsTable).show(self.view.summary)
         elif isinstance(event, RunEnded):
             self.query_one(ActivityPane).chart.redraw_now()
+            self._matrix_ended()
         duration.update_bars()
-        duration.update_now()
+        if isinstance(event, RunStarted | TrialStarted | TrialEnded | RunEnded):
+            duration.update_now()
+        else:
+            self._live_dirty = True  # a notice: the clock line can wait for the next tick
         self.run_state_changed()
+
+    def _matrix_ended(self) -> None:
+        """A matrix with something to compare ended: its card fills the duration pane."""
+        record = self.view.record
+        if record is None or self.view.accumulate or not record.trials:
+            return
+        if len(record.profile.variants) < 2:
+            return
+        duration = self.query_one(DurationPane)
+        duration.show_summary(record)
+        if self.pgwx.replay is None or self.query_one(Tabs).active == "tab-duration":
+            self.set_tab("duration")
+            duration.card.focus()
+
+    @on(SummaryCard.OpenTable)
+    def _open_table(self) -> None:
+        """Enter on the card: the full results table."""
+        self.action_pane("results")
+
+    @on(SummaryCard.Dismissed)
+    def _card_dismissed(self) -> None:
+        """Escape on the card: back to the duration bars."""
+        self.query_one(DurationPane).show_summary(None)
 
     def run_state_changed(self) -> None:
         """Header, knob panel lock and the footer's Cancel follow the run."""
@@ -402,7 +486,11 @@ class LabScreen(Screen[None]):
             self.query_one(
                 ServerHeader
             ).run = f"{name} {view.trial_index}/{view.total_trials} {view.status}"
-            if view.running or self.pgwx.replay is not None:
+            live = view.running or self.pgwx.replay is not None
+            key = (live, view.variant, view.record.id)
+            if key == self._running_key:
+                pass  # the panel already shows this: repainting it would cost a layout pass
+            elif live:
                 now = Text("now: ", style="dim")
                 label = view.variant or ("replay" if self.pgwx.replay else "preparing")
                 now.append(label, style="bold reverse")
@@ -414,6 +502,7 @@ class LabScreen(Screen[None]):
             else:
                 panel.set_running(None)
                 panel.show_knobs(None)
+            self._running_key = key
         busy = self.busy()
         if busy != self._footer_busy:
             # Each refresh recomposes the footer: only when Cancel's state changes.
@@ -421,11 +510,56 @@ class LabScreen(Screen[None]):
             self.refresh_bindings()
 
     def _tick(self) -> None:
-        """The live clock between samples (replays keep the recorded clock)."""
+        """Repaint the live parts, once per refresh interval: the clock between samples
+        (replays keep the recorded clock), the progress, the chart and its caption."""
+        self.query_one(LabLog).flush()
+        if self.paused:
+            return
         runner = self.controller.runner
+        live = self._live_dirty
         if runner is not None and self.view.running:
             self.view.now = max(self.view.now, runner.clock())
+            live = True
+        if live:
+            self._live_dirty = False
             self.query_one(DurationPane).update_now()
+            self.query_one(ActivityPane).data_changed()
+
+    def catch_up(self) -> None:
+        """Repaint every pane from the run's state (after a pause)."""
+        self._stale = False
+        activity = self.query_one(ActivityPane)
+        activity.reset(self.view)
+        self.query_one(ResultsTable).show(self.view.summary)
+        duration = self.query_one(DurationPane)
+        duration.update_bars()
+        duration.update_now()
+        self.run_state_changed()
+
+    def action_toggle_pause(self) -> None:
+        """Freeze or resume the live view; the run (or replay) goes on underneath.
+
+        Replay mode may extend this (pausing the replay itself); in a live run only the
+        view stops, as in pg_activity.
+        """
+        self.paused = not self.paused
+        duration = self.query_one(DurationPane)
+        if self.paused:
+            duration.border_subtitle = Text("PAUSED · space resumes", style="bold reverse")
+            self.note("view paused (the run goes on); space resumes")
+        else:
+            duration.border_subtitle = ""
+            self.catch_up()
+
+    def action_refresh_interval(self, step: int) -> None:
+        """Repaint the live parts less (`+`) or more (`-`) often."""
+        steps = REFRESH_STEPS
+        here = min(range(len(steps)), key=lambda n: abs(steps[n] - self.refresh_interval))
+        self.refresh_interval = steps[min(max(here + step, 0), len(steps) - 1)]
+        if self._timer is not None:
+            self._timer.stop()
+        self._timer = self.set_interval(self.refresh_interval, self._tick)
+        self.note(f"refresh every {self.refresh_interval:g} s (+ slower, - faster)")
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """A replay shows its own keys instead of the run keys; Cancel is dimmed when there
@@ -466,7 +600,20 @@ class LabScreen(Screen[None]):
         """Run the chosen profile's whole matrix."""
         choice = self.choice
         if choice is not None and choice.profile is not None and self.can_start():
-            self._start(choice.profile, choice.scale, single=False)
+            profile = choice.profile
+            base = next(
+                (v.knobs for v in profile.variants if v.name == profile.baseline_name()), None
+            )
+            chosen = choice.knobs.server_settings()
+            if base is not None and chosen != base.server_settings():
+                # The panel keeps showing them: say plainly that the matrix does not use them.
+                shown = ", ".join(f"{k}={v}" for k, v in chosen.items()) or "server defaults"
+                self.note(
+                    f"the matrix runs {profile.name}'s variants as written; the panel's "
+                    f"server settings ({shown}) apply to r only",
+                    "warning",
+                )
+            self._start(profile, choice.scale, single=False)
 
     def _start(self, profile: Profile, scale: float, *, single: bool) -> None:
         assert self.caps is not None
@@ -555,8 +702,7 @@ class LabScreen(Screen[None]):
         """After a jump every pane draws the rebuilt state; the log retells it."""
         view = self.view
         player = self.controller.player
-        log = self.query_one("#log", RichLog)
-        log.clear()
+        self.query_one(LabLog).reset()
         if player is not None:
             for event in player.told_before(LOG_RETOLD):
                 line = narrate(event)
@@ -577,9 +723,18 @@ class LabScreen(Screen[None]):
         self.set_tab("activity")
 
     def action_next_phase(self) -> None:
-        """Compare another phase in the duration bars."""
-        if self.query_one(DurationPane).cycle_phase() is None:
+        """Compare another phase in the duration bars, and show them.
+
+        On a narrow terminal the duration pane may be a hidden tab: it is brought forward,
+        so the key never changes something the user cannot see.
+        """
+        duration = self.query_one(DurationPane)
+        if duration.cycle_phase() is None:
             self.note("no finished trial yet to compare")
+            return
+        duration.show_summary(None)
+        if not duration.is_on_screen or self.query_one(Tabs).display:
+            self.set_tab("duration")
 
     def action_pane(self, pane: str) -> None:
         """Go to a pane (a tab on narrow terminals) and focus it."""
@@ -606,7 +761,11 @@ class LabScreen(Screen[None]):
         """Save an SVG of the screen next to the results store, and say where."""
         folder = Path(self.pgwx.store.path).parent / "screenshots"
         folder.mkdir(parents=True, exist_ok=True)
-        self._screenshots += 1
-        name = f"pgwx-{self.view.run_id or 'idle'}-{self._screenshots}.svg"
+        # The next free number: a new session never overwrites an earlier session's shots.
+        stem = f"pgwx-{self.view.run_id or 'idle'}"
+        n = 1
+        while (folder / f"{stem}-{n}.svg").exists():
+            n += 1
+        name = f"{stem}-{n}.svg"
         path = self.app.save_screenshot(name, str(folder))
         self.note(f"screenshot saved to {path}")

@@ -44,7 +44,7 @@ class ActivityPane(Vertical):
     DEFAULT_CSS = """
     ActivityPane #activity-caption {
         height: auto;
-        max-height: 5;
+        max-height: 4;
     }
     """
 
@@ -57,6 +57,8 @@ class ActivityPane(Vertical):
     def __init__(self, view: RunView, *, id: str | None = None) -> None:
         super().__init__(id=id, classes="pane")
         self.view = view
+        self._caption_stale = True
+        self._caption_lines = -1
 
     def compose(self) -> ComposeResult:
         """Chart and caption."""
@@ -79,7 +81,7 @@ class ActivityPane(Vertical):
         if not self.is_mounted:
             return
         self._mode_line()
-        self.update_caption()
+        self.update_caption(force=True)
         self.chart.redraw_now()
 
     def _mode_line(self) -> None:
@@ -144,9 +146,25 @@ class ActivityPane(Vertical):
             points if parts else [], parts, "workload backends by wait event", marks=marks
         )
 
-    def update_caption(self) -> None:
-        """The legend and the numbers behind the chart, as text (readable without colour)."""
-        self.query_one("#activity-caption", Static).update(FitWidth(self._caption))
+    def update_caption(self, *, force: bool = False) -> None:
+        """The legend and the numbers behind the chart, as text (readable without colour).
+
+        A hidden pane is not repainted (it catches up when it shows), and a layout pass,
+        which repaints every scrollbar on screen, is asked for only when the height changes.
+        """
+        caption = self.query_one("#activity-caption", Static)
+        if not force and not self.is_on_screen:
+            self._caption_stale = True
+            return
+        self._caption_stale = False
+        lines = self._caption(max(caption.content_size.width, 1)).plain.count("\n")
+        caption.update(FitWidth(self._caption), layout=lines != self._caption_lines)
+        self._caption_lines = lines
+
+    def on_show(self) -> None:
+        """A pane that was hidden while data came in draws it now."""
+        if self._caption_stale:
+            self.update_caption(force=True)
 
     def _caption(self, width: int) -> Text:
         act = self.view.activity

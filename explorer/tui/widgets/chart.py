@@ -7,12 +7,15 @@ or a fast replay costs nothing, and a slow SSH link never sees a storm of repain
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from rich.text import Text
 from textual.app import RenderResult
 from textual_plotext import PlotextPlot
+
+from explorer.tui.glyphs import ascii_mode
 
 REDRAW_HZ = 4.0
 """Upper bound on redraws per second of one chart."""
@@ -40,21 +43,73 @@ def buckets(
     return out
 
 
-MARKERS_NO_COLOR = ("•", "x", "+", "o", "*", "#")
-"""Series markers when colour is off, so lines stay apart by shape."""
-
-COLORS = ("blue+", "red+", "green+", "cyan+", "yellow", "magenta+")
-"""Series colours; readable on both the light and the dark background."""
-
-RICH_COLORS = (
-    "bright_blue",
-    "bright_red",
-    "bright_green",
-    "bright_cyan",
-    "yellow",
-    "bright_magenta",
+PALETTE: tuple[tuple[str, tuple[int, int, int]], ...] = (
+    ("orange", (230, 159, 0)),
+    ("sky blue", (86, 180, 233)),
+    ("bluish green", (0, 158, 115)),
+    ("yellow", (240, 228, 66)),
+    ("blue", (0, 114, 178)),
+    ("vermillion", (213, 94, 0)),
+    ("reddish purple", (204, 121, 167)),
+    ("grey", (153, 153, 153)),
 )
-"""The same colours as Rich styles, for the legend under the chart."""
+"""Okabe–Ito's colour-blind-safe palette (names, RGB); grey is kept for 'other'."""
+
+MARKERS = ("o", "x", "+", "*", "#", "%", "@", "=")
+"""Per palette slot, the series' glyph when colour is off (NO_COLOR) or ASCII only."""
+
+KNOWN: dict[str, int] = {
+    # WAL and the workload's own writes.
+    "WAL": 4,
+    "client writes": 5,
+    "client extends": 0,
+    "client fsyncs": 6,
+    "client wal-writes": 1,
+    "client wal-fsyncs": 3,
+    # Background processes: colours apart from the client's.
+    "walwriter wal-writes": 4,
+    "walwriter wal-fsyncs": 2,
+    "ckpt writes": 2,
+    "ckpt fsyncs": 3,
+    "bgwriter writes": 3,
+    # Wait events.
+    "CPU": 1,
+    "LWLock:WALWrite": 6,
+    "IO:WalWrite": 0,
+    "IO:WalSync": 5,
+    "IO:DataFileExtend": 2,
+    "IO:DataFileWrite": 3,
+    "IO:WalInitWrite": 4,
+    "other": 7,
+}
+"""Series seen in every run, each with its own colour: the same colour in every run."""
+
+
+def series_slots(names: Sequence[str]) -> dict[str, int]:
+    """Name → palette slot for series drawn together: stable across runs, never shared.
+
+    Known names take their fixed slot, others a hash of the name (crc32, the same on every
+    machine and run); a slot already taken in this chart moves on to the next free one.
+    """
+    out: dict[str, int] = {}
+    taken: set[int] = set()
+    ordered = sorted(names, key=lambda n: n not in KNOWN)  # fixed slots first; stable sort
+    for name in ordered:
+        slot = KNOWN[name] if name in KNOWN else zlib.crc32(name.encode()) % (len(PALETTE) - 1)
+        for step in range(len(PALETTE)):
+            candidate = (slot + step) % len(PALETTE)
+            if candidate not in taken or len(taken) >= len(PALETTE):
+                slot = candidate
+                break
+        taken.add(slot)
+        out[name] = slot
+    return out
+
+
+def rich_color(slot: int) -> str:
+    """A palette slot as a Rich colour ('#e69f00')."""
+    r, g, b = PALETTE[slot][1]
+    return f"#{r:02x}{g:02x}{b:02x}"
 
 
 def _short(n: float, top: float) -> str:
@@ -69,17 +124,18 @@ def _short(n: float, top: float) -> str:
 
 
 def legend(labels: Sequence[str], *, no_color: bool, stacked: bool = False) -> list[Text]:
-    """One entry per series, marked as the chart marks it (colour, or a shape in NO_COLOR)."""
-    if stacked and no_color:
-        # Without colour the stacked parts look alike: name them in stacking order.
-        return [Text("bottom to top:"), *(Text(label) for label in labels)]
+    """One entry per series, marked as the chart marks it (colour, or a glyph in NO_COLOR)."""
+    slots = series_slots(labels)
     entries = []
-    for n, label in enumerate(labels):
+    if stacked and no_color:
+        entries.append(Text("bottom to top:"))
+    for label in labels:
         entry = Text()
-        if no_color:
-            entry.append(MARKERS_NO_COLOR[n % len(MARKERS_NO_COLOR)])
+        slot = slots[label]
+        if no_color or ascii_mode():
+            entry.append(MARKERS[slot], style="bold")
         else:
-            entry.append("■" if stacked else "━", style=RICH_COLORS[n % len(RICH_COLORS)])
+            entry.append("■" if stacked else "━", style=rich_color(slot))
         entry.append(f" {label}")
         entries.append(entry)
     return entries
@@ -199,8 +255,11 @@ class TimeChart(PlotextPlot):
         plt.clear_figure()
         if spec is None:
             return super().render()
-        markers = MARKERS_NO_COLOR if self.app.no_color else ("braille",) * len(COLORS)
-        drawn = self._lines(spec, markers) if isinstance(spec, LineSpec) else self._stack(spec)
+        glyphs = self.app.no_color or ascii_mode()
+        if isinstance(spec, LineSpec):
+            drawn = self._lines(spec, glyphs)
+        else:
+            drawn = self._stack(spec, glyphs)
         if not drawn:
             plt.title(spec.empty)
             plt.xticks([])
@@ -210,19 +269,21 @@ class TimeChart(PlotextPlot):
             plt.xlabel("s")
         return super().render()
 
-    def _lines(self, spec: LineSpec, markers: Sequence[str]) -> bool:
+    def _lines(self, spec: LineSpec, glyphs: bool) -> bool:
         plt = self.plt
         drawn = False
-        for n, points in enumerate(spec.series.values()):
+        slots = series_slots(list(spec.series))
+        for name, points in spec.series.items():
             if not points:
                 continue
             xs = [p[0] for p in points]
             ys = [p[1] for p in points]
+            slot = slots[name]
             plt.plot(
                 xs,
                 ys,
-                marker=markers[n % len(markers)],
-                color=COLORS[n % len(COLORS)],
+                marker=MARKERS[slot] if glyphs else "braille",
+                color=PALETTE[slot][1],
             )
             drawn = True
         if drawn:
@@ -246,7 +307,7 @@ class TimeChart(PlotextPlot):
         self.plt.ylim(0, top)
         self.plt.yticks(ticks, [_short(t, top) for t in ticks])
 
-    def _stack(self, spec: StackSpec) -> bool:
+    def _stack(self, spec: StackSpec, glyphs: bool) -> bool:
         plt = self.plt
         if not spec.points or not spec.parts:
             return False
@@ -255,8 +316,11 @@ class TimeChart(PlotextPlot):
         points = buckets(spec.points)
         xs = list(range(len(points)))
         ys = [[p[1].get(part, 0.0) for p in points] for part in spec.parts]
-        colors = [COLORS[n % len(COLORS)] for n in range(len(spec.parts))]
-        plt.stacked_bar(xs, ys, color=colors, width=1.0)  # type: ignore[arg-type]
+        slots = series_slots(spec.parts)
+        colors = [PALETTE[slots[part]][1] for part in spec.parts]
+        # Without colour the parts differ by glyph (a solid block would merge them).
+        markers = [MARKERS[slots[part]] for part in spec.parts] if glyphs else None
+        plt.stacked_bar(xs, ys, color=colors, marker=markers, width=1.0)  # type: ignore[arg-type]
         step = max(1, len(xs) // 5)
         plt.xticks([float(x) for x in xs[::step]], [f"{points[i][0]:.0f}" for i in xs[::step]])
         top = max((sum(col) for col in zip(*ys, strict=True)), default=0.0)

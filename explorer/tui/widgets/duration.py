@@ -7,6 +7,8 @@ a line to its high end. The baseline's bar is plain: it is what the others are m
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
@@ -14,7 +16,9 @@ from textual.widgets import Static
 
 from explorer.lab.report import SummaryRow
 from explorer.lab.runstate import RunView
+from explorer.models import RunRecord
 from explorer.tui.widgets.fit import FitWidth
+from explorer.tui.widgets.summary import SummaryCard
 
 BAR = "█"
 PARTIAL = " ▏▎▍▌▋▊▉"
@@ -110,7 +114,7 @@ def phases_of(rows: list[SummaryRow]) -> list[str]:
 
 
 def phase_strip(
-    phases: list[tuple[str, float | None]], current: str | None, elapsed: float = 0.0
+    phases: list[tuple[str, float | None]], current: str | None, elapsed: float | None = None
 ) -> Text:
     """'load 1.20 s › COMMIT 0.4 s': the trial's phases so far, the one running highlighted."""
     text = Text()
@@ -119,12 +123,31 @@ def phase_strip(
             text.append(" › ", style="dim")
         if seconds is None and name == current:
             text.append(f" {name.upper()} ", style="bold reverse")
-            text.append(f" {elapsed:.1f} s")
+            if elapsed is not None:  # the live clock has its own line (#duration-clock)
+                text.append(f" {elapsed:.1f} s")
         else:
             text.append(name, style="dim")
             # A phase still open under the current one (a restore's load spans its COMMIT).
             text.append(f" {fmt_seconds(seconds)}" if seconds is not None else " …", style="dim")
     return text
+
+
+def _repaint(
+    static: Static, build: Callable[[int], Text], last: tuple[int, str]
+) -> tuple[int, str]:
+    """Update `static` with `build`'s text only if it changed; lay out only if its height did.
+
+    Over a slow link each repainted row costs bytes, and a layout pass repaints every
+    scrollbar on screen. Returns what was drawn (width, text and styles) for the next call.
+    """
+    width = static.content_size.width
+    text = build(max(width, 1))
+    look = f"{width}|{text.plain}|{text.spans}"
+    if look == last[1]:
+        return last
+    lines = text.plain.count("\n")
+    static.update(FitWidth(build), layout=lines != last[0])
+    return lines, look
 
 
 class DurationPane(VerticalScroll):
@@ -140,11 +163,37 @@ class DurationPane(VerticalScroll):
         self.view = view
         self.phase: str | None = None
         """Phase the bars compare; None follows the first ('total' for multi-phase runs)."""
+        self._now_lines: tuple[int, str] = (-1, "")
+        self._bars_lines: tuple[int, str] = (-1, "")
+        self._clock_lines: tuple[int, str] = (-1, "")
+
+    DEFAULT_CSS = """
+    DurationPane #duration-clock.-empty {
+        display: none;
+    }
+    DurationPane.-summary #duration-now,
+    DurationPane.-summary #duration-clock,
+    DurationPane.-summary #duration-bars {
+        display: none;
+    }
+    """
 
     def compose(self) -> ComposeResult:
-        """The trial line and the bars."""
+        """The trial line, its clock, the bars, and the end-of-matrix card (hidden)."""
+        yield SummaryCard(id="summary-card")
         yield Static(id="duration-now")
+        yield Static(id="duration-clock")
         yield Static(id="duration-bars")
+
+    @property
+    def card(self) -> SummaryCard:
+        """The end-of-matrix summary card."""
+        return self.query_one(SummaryCard)
+
+    def show_summary(self, record: RunRecord | None) -> None:
+        """Fill the pane with the finished matrix's card (None: back to the bars)."""
+        self.card.show_record(record)
+        self.set_class(record is not None, "-summary")
 
     def on_mount(self) -> None:
         """Title and first draw."""
@@ -170,8 +219,16 @@ class DurationPane(VerticalScroll):
 
     # ------------------------------------------------------------------ drawing
     def update_now(self) -> None:
-        """Trial, phase, progress and elapsed time."""
-        self.query_one("#duration-now", Static).update(FitWidth(self._now_text))
+        """Trial, phase, progress and elapsed time.
+
+        A layout pass repaints every scrollbar on screen (Textual re-sizes them all), so
+        one is asked for only when the text's height changes, not on every clock tick.
+        """
+        now = self.query_one("#duration-now", Static)
+        self._now_lines = _repaint(now, self._now_text, self._now_lines)
+        clock = self.query_one("#duration-clock", Static)
+        self._clock_lines = _repaint(clock, self._clock_text, self._clock_lines)
+        clock.set_class(not self._clock_lines[1].split("|", 1)[1], "-empty")
 
     def _now_text(self, width: int) -> Text:
         v = self.view
@@ -186,14 +243,12 @@ class DurationPane(VerticalScroll):
             text.append("now: ", style="dim")
             text.append(v.variant, style="bold")
             text.append(f" · rep {v.repeat} · {v.trial_index}/{v.total_trials}")
-            phase_s, trial_s = v.elapsed()
             if v.phase and v.trial_phases:
                 text.append("\n")
-                text.append_text(phase_strip(v.trial_phases, v.phase, phase_s))
+                text.append_text(phase_strip(v.trial_phases, v.phase))
             elif v.phase:
                 text.append("\nphase ", style="dim")
                 text.append(v.phase.upper(), style="bold")
-                text.append(f"  {phase_s:.1f} s")
             elif v.last_phase:
                 name, secs = v.last_phase
                 text.append(f"\n{name} took {fmt_seconds(secs)}", style="dim")
@@ -208,7 +263,6 @@ class DurationPane(VerticalScroll):
                     done = bar(v.progress.fraction, max(width - 1, 8))
                     text.append("\n" + done)
                     text.append("░" * (max(width - 1, 8) - len(done)), style="dim")
-            text.append(f"\nelapsed {trial_s:.1f} s in this trial", style="dim")
         else:
             text.append(f"run {v.status}", style="bold")
             if v.reason:
@@ -216,9 +270,24 @@ class DurationPane(VerticalScroll):
             text.append(f"\n{v.trial_index}/{v.total_trials} trials", style="dim")
         return text
 
+    def _clock_text(self, _width: int) -> Text:
+        """The one line that changes every tick: its own widget, so only it is repainted."""
+        v = self.view
+        text = Text()
+        if v.status != "idle" and v.variant:
+            phase_s, trial_s = v.elapsed()
+            # Spaces end a span rather than start the next: SVG viewers drop leading ones.
+            if v.phase:
+                text.append(f"{phase_s:.1f} s ", style="bold")
+                text.append("phase · ", style="dim")
+            text.append(f"{trial_s:.1f} s ", style="bold" if not v.phase else "")
+            text.append("trial", style="dim")
+        return text
+
     def update_bars(self) -> None:
         """One bar per variant: median of the compared phase, with min–max."""
-        self.query_one("#duration-bars", Static).update(FitWidth(self._bars_text))
+        bars = self.query_one("#duration-bars", Static)
+        self._bars_lines = _repaint(bars, self._bars_text, self._bars_lines)
 
     def _bars_text(self, width: int) -> Text:
         rows = self.view.summary

@@ -19,6 +19,7 @@ from textual.widgets import Label, OptionList, Select, Static
 from explorer.lab.availability import unavailable_reason
 from explorer.lab.workloads import build_workload
 from explorer.models import Capabilities, FkTiming, Knobs, Profile, TableKind, Toast
+from explorer.tui.glyphs import glyph
 
 
 @dataclass(frozen=True)
@@ -98,7 +99,12 @@ def scale_label(profile: Profile | None, scale: float) -> str:
 def short_reason(why: str) -> str:
     """The reason without its parenthesised detail (the tooltip has the whole sentence)."""
     head = why.split(" (", 1)[0].split("; ", 1)[0]
-    return head if len(head) >= 12 else why
+    if len(head) < 12:
+        return why
+    if "--allow-risky" in why and "--allow-risky" not in head:
+        # The way out must stay on screen, not only in the tooltip.
+        head += "; --allow-risky unlocks it"
+    return head
 
 
 class KnobSelect(Select[Any]):
@@ -381,6 +387,18 @@ class KnobPanel(VerticalScroll):
         labels = dict((v, label) for label, v in knob.choices)
         full = [f"{labels[v]} ✗ {why}" for v, why in reasons.items()]
         line = self.query_one(f"#why-{knob.field}", Static)
-        line.update(Text("\n".join(f"✗ {short_reason(why)}" for why in reasons.values())))
+        # Several choices often share one reason (wal_level minimal and logical both need a
+        # restart): each reason once, naming the choices it applies to.
+        grouped: dict[str, list[str]] = {}
+        for value, why in reasons.items():
+            grouped.setdefault(short_reason(why), []).append(str(labels[value]))
+        line.update(
+            Text(
+                "\n".join(
+                    f"{glyph('✗')} {', '.join(names) + ': ' if len(reasons) > 1 else ''}{why}"
+                    for why, names in grouped.items()
+                )
+            )
+        )
         line.display = bool(full)
         self.select(knob.field).tooltip = Text("\n".join(full)) if full else None

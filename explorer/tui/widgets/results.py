@@ -102,6 +102,13 @@ def cells(row: SummaryRow) -> list[Text | str]:
     ]
 
 
+def _look(value: Text | str) -> tuple[str, str]:
+    """What a cell shows (text and style), to tell a changed cell from an unchanged one."""
+    if isinstance(value, Text):
+        return value.plain, f"{value.style}|{value.justify}|{value.spans}"
+    return value, ""
+
+
 class ResultsTable(DataTable[Text | str]):
     """The run's comparison table (variant × phase), rebuilt when a trial ends."""
 
@@ -117,6 +124,11 @@ class ResultsTable(DataTable[Text | str]):
     summary_rows: list[SummaryRow] = []
     """The rows shown, in table order."""
 
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._shown: list[tuple[str, list[tuple[str, str]]]] = []
+        """(row key, what each cell shows) of the rows on screen."""
+
     def on_mount(self) -> None:
         """Columns, once."""
         self.cursor_type = "row"
@@ -126,18 +138,46 @@ class ResultsTable(DataTable[Text | str]):
             self.add_column(header, key=key)
 
     def show(self, rows: list[SummaryRow]) -> None:
-        """Replace the rows, keeping the cursor where it was."""
-        cursor = self.cursor_row
-        self.clear()
+        """Show these rows, keeping the cursor where it was.
+
+        Over a slow link every repainted row costs bytes: rows already shown keep their
+        place and only the cells that changed are updated; new rows are appended; the
+        table is rebuilt only when the rows' order changed.
+        """
         self.summary_rows = list(rows)
-        for n, row in enumerate(rows):
-            self.add_row(*cells(row), key=f"{n}:{row.variant}:{row.phase}")
-        if rows:
+        keys = [f"{n}:{row.variant}:{row.phase}" for n, row in enumerate(rows)]
+        shown = self._shown
+        if keys[: len(shown)] != [k for k, _ in shown]:
+            cursor = self.cursor_row
+            self.clear()
+            shown = self._shown = []
+            if rows:
+                self.move_cursor(row=0, animate=False)
+        else:
+            cursor = -1
+        col_keys = [key for key, _ in COLUMNS]
+        under_cursor_changed = cursor >= 0
+        for n, (key, row) in enumerate(zip(keys, rows, strict=True)):
+            values = cells(row)
+            look = [_look(v) for v in values]
+            if n < len(shown):
+                for col, value, old, new in zip(col_keys, values, shown[n][1], look, strict=True):
+                    if old != new:
+                        self.update_cell(key, col, value)
+                        under_cursor_changed |= n == self.cursor_row
+                shown[n] = (key, look)
+            else:
+                self.add_row(*values, key=key)
+                shown.append((key, look))
+                under_cursor_changed |= n == self.cursor_row
+        if rows and cursor >= 0:
             self.move_cursor(row=min(cursor, len(rows) - 1), animate=False)
-            # The cursor may not have moved, but the row under it is new: say so.
-            key = self._row_locations.get_key(self.cursor_row)
-            if key is not None:
-                self.post_message(DataTable.RowHighlighted(self, self.cursor_row, key))
+        if rows and under_cursor_changed:
+            # The cursor may not have moved, but the row under it is new or changed: say so,
+            # so the mechanism line follows (and only then: nothing to repaint otherwise).
+            row_key = self._row_locations.get_key(self.cursor_row)
+            if row_key is not None:
+                self.post_message(DataTable.RowHighlighted(self, self.cursor_row, row_key))
 
     def row_at(self, index: int) -> SummaryRow | None:
         """The summary row at a table index, None outside the table."""

@@ -1,0 +1,93 @@
+"""The lab's log: the run's story, one line per event, re-wrapped when the terminal resizes."""
+
+from __future__ import annotations
+
+from collections import deque
+
+from rich.console import RenderableType
+from textual import events
+from textual.geometry import Size
+from textual.widgets import RichLog
+
+
+class LabLog(RichLog):
+    """A RichLog that re-wraps its lines on resize and stays quiet on the wire.
+
+    RichLog wraps a line once, at the width it had when written; this one keeps what was
+    written and writes it again at the new width. It never shows a horizontal scrollbar
+    (lines wrap), and a layout pass elsewhere on the screen does not repaint its scrollbar
+    when its own size did not change (Textual would, on every pass).
+
+    Args:
+        max_lines: Lines kept (older ones are dropped).
+        id: Widget id.
+    """
+
+    DEFAULT_CSS = """
+    LabLog {
+        overflow-x: hidden;
+    }
+    """
+
+    def __init__(self, *, max_lines: int = 1000, id: str | None = None) -> None:
+        # min_width 1: RichLog's default (78) renders wider than an 80-column log and
+        # costs a row to a horizontal scrollbar.
+        super().__init__(id=id, wrap=True, markup=False, max_lines=max_lines, min_width=1)
+        self._written: deque[RenderableType] = deque(maxlen=max_lines)
+        self._wrapped_at = 0
+        self._pending: list[RenderableType] = []
+
+    def add(self, content: RenderableType, *, defer: bool = False) -> None:
+        """Append a line (kept, so that a resize can wrap it again).
+
+        Args:
+            content: The line.
+            defer: Hold it until `flush()` (the screen's next refresh tick): several lines
+                then scroll the log once, one repaint instead of one per line.
+        """
+        self._pending.append(content)
+        if not defer:
+            self.flush()
+
+    def reset(self) -> None:
+        """Forget every line, shown, kept or held (a replay jump retells the story)."""
+        self._written.clear()
+        self._pending.clear()
+        self.clear()
+
+    def flush(self) -> None:
+        """Write the held lines, in order."""
+        pending, self._pending = self._pending, []
+        for content in pending:
+            self._written.append(content)
+            self.write(content, width=self._width())
+
+    def _width(self) -> int | None:
+        """The width lines wrap to: the log's own (the console's may be another)."""
+        width = self.scrollable_content_region.width
+        return width if width > 0 else None
+
+    def on_resize(self, event: events.Resize) -> None:
+        """Wrap every kept line again at the new width."""
+        width = event.size.width
+        if width == self._wrapped_at or not self._written:
+            self._wrapped_at = width
+            return
+        self._wrapped_at = width
+        # After this refresh: the content region the lines wrap to is settled by then.
+        self.call_after_refresh(self._rewrap)
+
+    def _rewrap(self) -> None:
+        kept = list(self._written)
+        self.clear()
+        for content in kept:
+            self.write(content, width=self._width(), scroll_end=True)
+
+    def _size_updated(
+        self, size: Size, virtual_size: Size, container_size: Size, layout: bool = True
+    ) -> bool:
+        if size == self.size and container_size == self.container_size:
+            # The log sets its own virtual size as lines arrive; a layout pass of another
+            # widget would only repaint the scrollbar with nothing changed.
+            return False
+        return super()._size_updated(size, virtual_size, container_size, layout)
