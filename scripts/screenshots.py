@@ -111,6 +111,8 @@ async def main() -> None:
             print(f"{path.relative_to(ROOT)}  {size[0]}x{size[1]}")
         for name, size in VERDICT_SHOTS:
             path = await shoot(name, size, None, (), Path(scratch), VERDICTS)
+            stabilise(path)
+            print(f"{path.relative_to(ROOT)}  {size[0]}x{size[1]}")
         for name, size in REPLAY_SHOTS:
             path = await shoot_replay(name, size, Path(scratch))
             stabilise(path)
