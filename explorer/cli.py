@@ -236,24 +236,24 @@ class Progress:
             self._print(line)
 
 
-def threshold_arg(value: str | None) -> float | None:
-    """--threshold as a fraction; UsageError in one sentence."""
+def _parsed(option: str, value: str | None, parse: Callable[[str], float]) -> float | None:
+    """An option's value through its parser; UsageError in one sentence naming the option."""
     if value is None:
         return None
     try:
-        return parse_threshold(value)
+        return parse(value)
     except ValueError as exc:
-        raise UsageError(f"--threshold: {exc}.") from None
+        raise UsageError(f"{option}: {exc}.") from None
+
+
+def threshold_arg(value: str | None) -> float | None:
+    """--threshold as a fraction."""
+    return _parsed("--threshold", value, parse_threshold)
 
 
 def budget_arg(value: str | None) -> float | None:
-    """--budget in seconds; UsageError in one sentence."""
-    if value is None:
-        return None
-    try:
-        return parse_budget(value)
-    except ValueError as exc:
-        raise UsageError(f"--budget: {exc}.") from None
+    """--budget in seconds."""
+    return _parsed("--budget", value, parse_budget)
 
 
 def cmd_run(args: argparse.Namespace) -> int:

@@ -230,6 +230,19 @@ class ResultStore:
         self.db.executemany("INSERT INTO events VALUES (?, ?, ?)", self._pending)
         self._written = len(self._pending)
 
+    def _insert_run(self, record: RunRecord) -> None:
+        """The run's row (its trials go in their own table), inside the caller's write."""
+        self.db.execute(
+            "INSERT INTO runs VALUES (?, ?, ?, ?, ?)",
+            (
+                record.id,
+                record.started_at.isoformat(),
+                record.profile.name,
+                record.status,
+                record.model_dump_json(exclude={"trials"}),
+            ),
+        )
+
     def begin_run(self, record: RunRecord) -> list[str]:
         """Record a run as started by this process, committed at once.
 
@@ -241,16 +254,7 @@ class ResultStore:
         """
         interrupted = self.mark_interrupted()
         with self._write():
-            self.db.execute(
-                "INSERT INTO runs VALUES (?, ?, ?, ?, ?)",
-                (
-                    record.id,
-                    record.started_at.isoformat(),
-                    record.profile.name,
-                    record.status,
-                    record.model_dump_json(exclude={"trials"}),
-                ),
-            )
+            self._insert_run(record)
             self.db.execute("INSERT INTO owners VALUES (?, ?, ?, ?)", (record.id, *self.owner))
         return interrupted
 
@@ -320,16 +324,7 @@ class ResultStore:
         It has no owner here: its status is what the recording says.
         """
         with self._write():
-            self.db.execute(
-                "INSERT INTO runs VALUES (?, ?, ?, ?, ?)",
-                (
-                    record.id,
-                    record.started_at.isoformat(),
-                    record.profile.name,
-                    record.status,
-                    record.model_dump_json(exclude={"trials"}),
-                ),
-            )
+            self._insert_run(record)
             self.db.executemany(
                 "INSERT INTO trials VALUES (?, ?, ?)",
                 [(record.id, n, t.model_dump_json()) for n, t in enumerate(record.trials)],
