@@ -70,6 +70,7 @@ title = "fault case"
 workload = "sql"
 repeats = {repeats}
 settle_seconds = 0
+warmup = 0
 [params]
 sizes = {{ rows = {rows} }}
 [[params.tables]]

@@ -226,7 +226,9 @@ async def test_server_restarted_mid_run(case: Case, results: Store, tmp_path: Pa
     results.assert_intact()
     first, second = record.trials
     assert first.status == "failed"
-    assert "administrator command" in (first.reason or ""), first.reason
+    # The server's own reason, or pgwx's sentence that the server went away under the trial.
+    why = first.reason or ""
+    assert any(s in why for s in ("administrator command", "shutting down", "restarted")), why
     # the server answers again: the matrix goes on
     assert second.status == "ok", (second.reason, _notices(events))
     assert record.status == "finished"
@@ -239,28 +241,29 @@ async def test_postmaster_killed_mid_run(case: Case, results: Store, tmp_path: P
     before = await case.fs.state()
     profile = _profile(tmp_path, "crash", profile_toml())
     async with Gate(case.fs) as gate:
-        task, store, _events = await _start_run(case.target, profile, results.path)
+        task, store, events = await _start_run(case.target, profile, results.path)
         try:
             await gate.reached()
             killed = case.fs.kill_postmaster()
             await gate.close()
-            record = await asyncio.wait_for(task, 120)  # ends without its server, not hangs
+
+            async def trial_ended() -> bool:
+                return any(isinstance(e, TrialEnded) for e in events)
+
+            # The trial in flight fails within seconds; the run then waits for the server.
+            await wait_until(trial_ended, "the trial in flight to end", 60)
+            await case.fs.start_again(killed)
+            record = await asyncio.wait_for(task, 180)  # goes on once it answers, not hangs
         finally:
             task.cancel()
             store.close()
-    assert record.status == "failed" and record.reason, record
-    await case.fs.start_again(killed)
-    # the undo could not reach the server: the next start puts the settings back
-    store = ResultStore(results.path)
-    try:
-        session = Session(case.target, store)
-        said: list[str] = []
-        await session.open(said.append)
-    finally:
-        store.close()
+    # An orphaned backend may still finish the trial in flight after its postmaster died;
+    # either way the run ends by itself (no hang), and a lost trial says why.
+    assert record.status in ("finished", "failed"), record
+    assert all(t.reason for t in record.trials if t.status == "failed"), record.trials
+    # the run put its settings back itself, once the server was up again
     await case.fs.assert_as_before(before)
     results.assert_intact()
-    assert run_status(results.path, record.id)[0] == "failed"
 
 
 # --------------------------------------------------------------------------- 3. SIGKILL pgwx
@@ -418,7 +421,7 @@ async def test_full_disk_undo_failure_says_what_is_left(
     tmpfs: Path, results: Store, tmp_path: Path
 ) -> None:
     _record, events, _fs, _before = await _run_on_a_full_disk(tmpfs, results, tmp_path)
-    failed = [line for line in _notices(events).splitlines() if "could not restore" in line]
+    failed = [line for line in _notices(events).splitlines() if "could not put back" in line]
     assert failed, _notices(events)
     assert "synchronous_commit" in failed[0] and "postgresql.auto.conf" in failed[0], failed
 

@@ -8,7 +8,13 @@ import asyncpg
 
 from explorer.models import SERVER_KNOBS, Capabilities, GucInfo
 
-WATCHED_GUCS = (*SERVER_KNOBS, "max_wal_senders", "checkpoint_timeout", "max_wal_size")
+WATCHED_GUCS = (
+    *SERVER_KNOBS,
+    "max_wal_senders",
+    "checkpoint_timeout",
+    "max_wal_size",
+    "statement_timeout",
+)
 """Settings pgwx reads (and, for the knobs, may change)."""
 
 

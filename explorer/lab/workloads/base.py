@@ -366,8 +366,16 @@ def statement_timeout_ms(params: Params) -> int:
 
 
 def session_settings(caps: Capabilities, params: Params) -> dict[str, str]:
-    """Settings every workload session of a trial starts with."""
-    settings = {"statement_timeout": str(statement_timeout_ms(params))}
+    """Settings every workload session of a trial starts with.
+
+    A stricter statement_timeout the user set (on the role, the database or the server, as
+    the probe's session saw it) stays in force: pgwx only adds a limit where there was none
+    or a looser one.
+    """
+    own = statement_timeout_ms(params)
+    guc = caps.gucs.get("statement_timeout")
+    theirs = int(guc.setting) if guc is not None and guc.setting.isdigit() else 0
+    settings = {"statement_timeout": str(min(own, theirs) if theirs > 0 else own)}
     if caps.major >= 14:
         settings["client_connection_check_interval"] = CHECK_INTERVAL
     return settings
