@@ -15,7 +15,6 @@ import pytest
 from explorer.lab.profiles import ProfileError, load_profile
 from explorer.lab.report import render, summarize, to_rows
 from explorer.models import (
-    Capabilities,
     PhaseResult,
     Profile,
     RunRecord,
@@ -23,6 +22,7 @@ from explorer.models import (
     TrialResult,
     Variant,
 )
+from tests.conftest import fake_caps
 
 NOW = dt.datetime(2026, 11, 22, tzinfo=dt.UTC)
 
@@ -37,18 +37,7 @@ def record(seconds: dict[str, list[float]], *, baseline: str | None = None) -> R
         baseline=baseline,
         variants=[Variant(name=n) for n in seconds],
     )
-    caps = Capabilities(
-        version_num=180000,
-        version="18.0",
-        lz4=False,
-        pg_stat_io="split_bytes",
-        pg_stat_checkpointer=True,
-        superuser=True,
-        pg_monitor=True,
-        alter_system=True,
-        owned=True,
-        system_identifier="1",
-    )
+    caps = fake_caps(180000)
     trials = [
         TrialResult(
             run_id="r",

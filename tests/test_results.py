@@ -30,7 +30,6 @@ from explorer.lab.results import (
 )
 from explorer.lab.runner import Runner, RunOptions
 from explorer.models import (
-    Capabilities,
     Event,
     Notice,
     PhaseResult,
@@ -42,25 +41,14 @@ from explorer.models import (
     Variant,
 )
 from explorer.server.connect import Target
-from tests.conftest import small_profile
+from tests.conftest import fake_caps, small_profile
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def make_record(run_id: str, minutes_ago: float = 0.0) -> RunRecord:
     """A run of the quick-demo profile on a made-up PG 18 (no server is needed to store one)."""
-    caps = Capabilities(
-        version_num=180006,
-        version="18.6",
-        lz4=False,
-        pg_stat_io="split_bytes",
-        pg_stat_checkpointer=True,
-        superuser=True,
-        pg_monitor=True,
-        alter_system=True,
-        owned=True,
-        system_identifier="1",
-    )
+    caps = fake_caps(180006)
     return RunRecord(
         id=run_id,
         profile=load_profile("quick-demo"),

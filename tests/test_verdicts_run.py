@@ -19,7 +19,6 @@ from explorer.lab.profiles import ProfileError, load_profile
 from explorer.lab.report import render, summarize
 from explorer.lab.results import ResultStore
 from explorer.models import (
-    Capabilities,
     Knobs,
     Notice,
     PhaseResult,
@@ -32,7 +31,7 @@ from explorer.models import (
     Variant,
 )
 from explorer.server.connect import Target
-from tests.conftest import RunProfile
+from tests.conftest import RunProfile, fake_caps
 
 UNLOGGED = Variant(name="unlogged", knobs=Knobs(table_kind=TableKind.UNLOGGED))
 
@@ -150,18 +149,7 @@ async def test_auto_repeats_stop_at_the_budget_and_at_max_and_say_what_is_undeci
 
 # --------------------------------------------------------------------------- synthetic runs
 
-CAPS = Capabilities(
-    version_num=180006,
-    version="18.6",
-    lz4=False,
-    pg_stat_io="split_bytes",
-    pg_stat_checkpointer=True,
-    superuser=True,
-    pg_monitor=True,
-    alter_system=True,
-    owned=True,
-    system_identifier="1",
-)
+CAPS = fake_caps(180006)
 
 
 def synthetic(run_id: str, seconds: dict[str, list[float]], **profile: object) -> RunRecord:
