@@ -119,12 +119,13 @@ class ActivityPane(Vertical):
             return f"pg_stat_io: not on PG {caps.major}"
         return None
 
-    def _spec(self) -> ChartSpec:
+    def _spec(self, mode: Mode | None = None) -> ChartSpec:
         act = self.view.activity
         marks = list(self.view.phase_marks)
-        if self.mode == "wal":
+        mode = mode or self.mode
+        if mode == "wal":
             return LineSpec({"WAL": list(act.wal)}, "WAL MiB/s (insert position)", marks=marks)
-        if self.mode == "io":
+        if mode == "io":
             ranked = sorted(act.io.items(), key=lambda kv: -sum(v for _, v in kv[1]))
             series = {k: list(v) for k, v in ranked[:IO_SERIES] if any(y for _, y in v)}
             empty = self._no_io() or "no pg_stat_io activity yet"
@@ -151,25 +152,43 @@ class ActivityPane(Vertical):
 
         A hidden pane is not repainted (it catches up when it shows), and a layout pass,
         which repaints every scrollbar on screen, is asked for only when the height changes.
+        The height is the tallest of the three modes' captions, so switching the chart by
+        key changes no layout: the press costs the chart and the caption, nothing else.
         """
         caption = self.query_one("#activity-caption", Static)
         if not force and not self.is_on_screen:
             self._caption_stale = True
             return
         self._caption_stale = False
-        lines = self._caption(max(caption.content_size.width, 1)).plain.count("\n")
-        caption.update(FitWidth(self._caption), layout=lines != self._caption_lines)
-        self._caption_lines = lines
+        width = max(caption.content_size.width, 1)
+        lines = max(self._caption(width, mode).plain.count("\n") for mode in MODES) + 1
+        if lines != self._caption_lines:
+            caption.styles.height = lines  # a layout pass, once per change of height
+            self._caption_lines = lines
+        caption.update(FitWidth(self._caption), layout=False)
 
     def on_show(self) -> None:
         """A pane that was hidden while data came in draws it now."""
         if self._caption_stale:
             self.update_caption(force=True)
 
-    def _caption(self, width: int) -> Text:
+    def _marks_legend(self) -> list[Text]:
+        """What the initials on the chart's phase rules stand for, each phase once."""
+        seen: dict[str, None] = {}
+        for _, name in self.view.phase_marks:
+            seen.setdefault(name, None)
+        entries = []
+        for name in seen:
+            entry = Text(name[:1].upper(), style="bold")
+            entry.append(f" {name}")
+            entries.append(entry)
+        return entries
+
+    def _caption(self, width: int, mode: Mode | None = None) -> Text:
         act = self.view.activity
         text = Text()
-        spec = self._spec()
+        mode = mode or self.mode
+        spec = self._spec(mode)
         no_color = self.app.no_color
         if isinstance(spec, LineSpec) and len(spec.series) > 1:
             text.append_text(flow(legend(list(spec.series), no_color=no_color), width))
@@ -178,13 +197,17 @@ class ActivityPane(Vertical):
             entries = legend(spec.parts, no_color=no_color, stacked=True)
             text.append_text(flow(entries, width, gap=" · " if no_color else "  "))
             text.append("\n")
-        if self.mode == "wal":
+        if mode == "wal":
+            marks = self._marks_legend()
+            if marks:
+                text.append_text(flow(marks, width, gap=" · "))
+                text.append("\n")
             now = act.wal[-1][1] if act.wal else 0.0
             peak = max((v for _, v in act.wal), default=0.0)
             text.append(f"now {now:.1f} MiB/s · peak {peak:.1f} MiB/s")
             if act.relation_bytes is not None:
                 text.append(f" · table {human_bytes(act.relation_bytes)}")
-        elif self.mode == "io":
+        elif mode == "io":
             missing = self._no_io()
             if missing:
                 text.append(missing)

@@ -43,6 +43,41 @@ def buckets(
     return out
 
 
+def thin(points: Sequence[tuple[float, float]], columns: int) -> list[tuple[float, float]]:
+    """At most two points per screen column: each column's lowest and highest, in time order.
+
+    A column shows the range its points span, so drawing only its extremes draws the same
+    ink — but plotext's cost grows with the points it is given, and a two-minute window holds
+    480 samples for ~50 columns. The first and last points are always kept.
+    """
+    if columns < 1 or len(points) <= 2 * columns:
+        return list(points)
+    x0, x1 = points[0][0], points[-1][0]
+    span = (x1 - x0) or 1.0
+    out: list[tuple[float, float]] = []
+    group: list[tuple[float, float]] = []
+    column = 0
+    for point in points:
+        at = min(columns - 1, int((point[0] - x0) / span * columns))
+        if at != column and group:
+            out.extend(_extremes(group))
+            group = []
+        column = at
+        group.append(point)
+    out.extend(_extremes(group))
+    if out[0] != points[0]:
+        out.insert(0, points[0])
+    if out[-1] != points[-1]:
+        out.append(points[-1])
+    return out
+
+
+def _extremes(group: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    low = min(range(len(group)), key=lambda i: group[i][1])
+    high = max(range(len(group)), key=lambda i: group[i][1])
+    return [group[i] for i in sorted({low, high})]
+
+
 PALETTE: tuple[tuple[str, tuple[int, int, int]], ...] = (
     ("orange", (230, 159, 0)),
     ("sky blue", (86, 180, 233)),
@@ -273,9 +308,11 @@ class TimeChart(PlotextPlot):
         plt = self.plt
         drawn = False
         slots = series_slots(list(spec.series))
+        columns = max(1, self.size.width - 6)  # less the y axis' labels
         for name, points in spec.series.items():
             if not points:
                 continue
+            points = thin(points, columns)
             xs = [p[0] for p in points]
             ys = [p[1] for p in points]
             slot = slots[name]
@@ -313,7 +350,8 @@ class TimeChart(PlotextPlot):
             return False
         # Bars at integer positions, labelled with seconds: plotext turns other x values
         # into strings and orders them through a set, which differs from run to run.
-        points = buckets(spec.points)
+        # Bars two columns wide at most: narrower ones cost plotext time and show nothing.
+        points = buckets(spec.points, max(8, min(MAX_BARS, (self.size.width - 6) // 2)))
         xs = list(range(len(points)))
         ys = [[p[1].get(part, 0.0) for p in points] for part in spec.parts]
         slots = series_slots(spec.parts)
