@@ -166,6 +166,8 @@ class DurationPane(VerticalScroll):
         self._now_lines: tuple[int, str] = (-1, "")
         self._bars_lines: tuple[int, str] = (-1, "")
         self._clock_lines: tuple[int, str] = (-1, "")
+        self._now_floor = 0
+        """Rows the trial block keeps during a run: the most it has needed so far."""
 
     DEFAULT_CSS = """
     DurationPane #duration-clock.-empty {
@@ -225,10 +227,29 @@ class DurationPane(VerticalScroll):
         one is asked for only when the text's height changes, not on every clock tick.
         """
         now = self.query_one("#duration-now", Static)
-        self._now_lines = _repaint(now, self._now_text, self._now_lines)
+        if self.view.running:
+            rows = self._now_text(max(now.content_size.width, 1)).plain.count("\n") + 1
+            self._now_floor = max(self._now_floor, rows)
+        else:
+            self._now_floor = 0
+        self._now_lines = _repaint(now, self._now_padded, self._now_lines)
         clock = self.query_one("#duration-clock", Static)
         self._clock_lines = _repaint(clock, self._clock_text, self._clock_lines)
         clock.set_class(not self._clock_lines[1].split("|", 1)[1], "-empty")
+
+    def _now_padded(self, width: int) -> Text:
+        """The trial block at the height it keeps during a run.
+
+        Phases with and without a progress bar alternate within a trial; if the block shrank
+        and grew with them, the bars under it would jump, and each jump is a layout pass that
+        repaints the whole pane and every scrollbar on screen (most of the bytes a run sent
+        to an 80x24 terminal).
+        """
+        text = self._now_text(width)
+        missing = self._now_floor - (text.plain.count("\n") + 1)
+        if missing > 0:
+            text.append("\n " * missing)  # a space: a trailing empty line would not count
+        return text
 
     def _now_text(self, width: int) -> Text:
         v = self.view
@@ -282,6 +303,8 @@ class DurationPane(VerticalScroll):
                 text.append("phase · ", style="dim")
             text.append(f"{trial_s:.1f} s ", style="bold" if not v.phase else "")
             text.append("trial", style="dim")
+        elif v.running:
+            text.append(" ")  # between trials: the line stays, so nothing under it moves
         return text
 
     def update_bars(self) -> None:

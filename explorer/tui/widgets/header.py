@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rich.text import Text
+from textual.geometry import Region
 from textual.reactive import reactive
 from textual.widget import Widget
 
@@ -34,6 +35,23 @@ def badges(caps: Capabilities | None, bundled: bool, *, short: bool = False) -> 
     return text
 
 
+def first_difference(old: Text, new: Text) -> int:
+    """The cell where `new` first differs from `old`, in characters or in style."""
+    at = next(
+        (i for i, (a, b) in enumerate(zip(old.plain, new.plain, strict=False)) if a != b),
+        min(len(old.plain), len(new.plain)),
+    )
+    for a, b in zip(old.spans, new.spans, strict=False):
+        if a != b:
+            at = min(at, a.start, b.start)
+            break
+    else:
+        if len(old.spans) != len(new.spans):
+            longer = old.spans if len(old.spans) > len(new.spans) else new.spans
+            at = min(at, longer[min(len(old.spans), len(new.spans))].start)
+    return new[:at].cell_len
+
+
 class ServerHeader(Widget):
     """Server label, version and capability badges on the left; the run on the right.
 
@@ -56,8 +74,8 @@ class ServerHeader(Widget):
     """What the server can do, once probed."""
     bundled: reactive[bool] = reactive(False)
     """pgwx started this server."""
-    run: reactive[str] = reactive("")
-    """'quick-demo 2/6 · running', or empty."""
+    run: reactive[str] = reactive("", repaint=False)
+    """'quick-demo 2/6 · running', or empty (repaints only its own cells: `watch_run`)."""
     failure: reactive[str] = reactive("", layout=True)
     """Why the server could not be reached or opened (one sentence), or empty."""
     undo_pending: reactive[bool] = reactive(False)
@@ -65,9 +83,35 @@ class ServerHeader(Widget):
     retry_key: str = "R"
     """The key that tries the server again, named in the failure line."""
 
+    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes)
+        self._drawn: list[Text] = []
+        """The lines last rendered (none while a failure is shown)."""
+
     def watch_failure(self, failure: str) -> None:
         """Grow to hold the sentence; back to the stylesheet's height once connected."""
         self.styles.height = "auto" if failure else None
+
+    def watch_run(self, _old: str, _new: str) -> None:
+        """Repaint only the cells that changed: from the first changed one to the line's end.
+
+        The run changes with every trial; repainting the whole header for it sent both
+        lines, badges and all, down the wire each time (a tenth of a matrix's bytes at
+        80x24). Anything but a change within the same lines repaints the whole header.
+        """
+        if not self.is_mounted:
+            return
+        region = self.content_region
+        before = self._drawn
+        after = [] if self.failure else self._lines(region.width, region.height)
+        if not before or len(before) != len(after):
+            self.refresh()
+            return
+        for y, (old, new) in enumerate(zip(before, after, strict=True)):
+            if old.plain == new.plain and old.spans == new.spans:
+                continue
+            x = first_difference(old, new)
+            self.refresh(Region(x, y, max(region.width - x, 1), 1))
 
     def _left(self) -> Text:
         text = Text()
@@ -113,6 +157,7 @@ class ServerHeader(Widget):
     def render(self) -> Text:
         """The header: one line when it fits (or when given one row), else two."""
         region = self.content_region
+        self._drawn = [] if self.failure else self._lines(region.width, region.height)
         if self.failure:
             # The sentence stays on screen whole (the log scrolls it away at 80x24).
             first = self._lines(region.width, 1)
