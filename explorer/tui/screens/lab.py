@@ -16,9 +16,10 @@ from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Container, Vertical
-from textual.reactive import reactive
+from textual.reactive import Reactive, reactive
 from textual.screen import Screen
 from textual.timer import Timer
+from textual.widget import Widget
 from textual.widgets import DataTable, Footer, Tab, Tabs
 
 from explorer.lab.replay import speed_label
@@ -256,6 +257,12 @@ class LabScreen(Screen[None]):
 
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-wide")]
     VERTICAL_BREAKPOINTS = [(0, "-short"), (30, "-tall")]
+
+    focused: Reactive[Widget | None] = Reactive(None, repaint=False)
+    """The focused widget, as on every Screen, but a change of focus does not repaint the
+    whole screen: the widgets whose look depends on focus (`:focus`, `:focus-within`) are
+    restyled and repaint themselves. Over SSH a full repaint is ~8 KB at 80x24, and the
+    end-of-matrix card takes the focus so that Enter opens the table."""
 
     caps: reactive[Capabilities | None] = reactive(None, init=False)
     """The server's capabilities (the connected one, or a replayed run's): the one copy,
