@@ -6,6 +6,7 @@ asked for it; a chart key press must also answer within a frame or two (issue 11
 
 from __future__ import annotations
 
+import gc
 import math
 import random
 from pathlib import Path
@@ -154,3 +155,13 @@ async def test_the_trial_block_keeps_its_height_through_a_run(
         # the first trials and then holds it.
         assert len(heights) <= 2, heights
         assert len([t for t in layouts if t >= 2]) <= 2, layouts
+
+
+async def test_what_start_up_built_is_kept_out_of_full_collections(tmp_path: Path) -> None:
+    """A full collection walking the screen and a loaded recording took 40–100 ms mid-replay."""
+    assert gc.get_freeze_count() == 0
+    app = PgwxApp(replay=ReplaySource.from_file(FIXTURE), store=ResultStore(tmp_path / "r.db"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(pilot, lambda: gc.get_freeze_count() > 0, 5)
+        assert gc.get_freeze_count() > 1000  # the DOM and the events, not a handful
+    assert gc.get_freeze_count() == 0  # given back when the app ends: nothing kept for good
