@@ -122,7 +122,7 @@ class PgwxApp(App[int]):
         The screen, the profiles and a loaded recording live as long as the app. Python's
         full (generation 2) collection walks every one of them: 40–100 ms in the middle of
         a replay or a run, which a key press then waits for. Frozen once, after a collection
-        so that no garbage is frozen with them, they are skipped; the pauses drop to 10–40 ms.
+        so that no garbage is frozen with them, they are skipped: the pauses drop to ~10 ms.
         """
         gc.collect()
         gc.freeze()

@@ -157,10 +157,11 @@ class ServerHeader(Widget):
     def render(self) -> Text:
         """The header: one line when it fits (or when given one row), else two."""
         region = self.content_region
-        self._drawn = [] if self.failure else self._lines(region.width, region.height)
         if self.failure:
             # The sentence stays on screen whole (the log scrolls it away at 80x24).
+            self._drawn = []
             first = self._lines(region.width, 1)
             why = Text(f"{self.failure} — press {self.retry_key} to try again", style="red")
             return Text("\n").join([*first, why])
-        return Text("\n").join(self._lines(region.width, region.height))
+        self._drawn = self._lines(region.width, region.height)
+        return Text("\n").join(self._drawn)
