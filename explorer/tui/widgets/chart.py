@@ -350,7 +350,7 @@ class TimeChart(PlotextPlot):
             return False
         # Bars at integer positions, labelled with seconds: plotext turns other x values
         # into strings and orders them through a set, which differs from run to run.
-        # Bars two columns wide at most: narrower ones cost plotext time and show nothing.
+        # Bars two columns wide or more: narrower ones cost plotext time and show nothing.
         points = buckets(spec.points, max(8, min(MAX_BARS, (self.size.width - 6) // 2)))
         xs = list(range(len(points)))
         ys = [[p[1].get(part, 0.0) for p in points] for part in spec.parts]
