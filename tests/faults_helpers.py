@@ -428,14 +428,32 @@ async def read_until(
                 return
 
 
+def signal_masks(pid: int) -> list[str]:
+    """A process's signal masks from /proc (SigIgn shows an ignored SIGINT), or nothing."""
+    status = Path(f"/proc/{pid}/status")
+    if not status.exists():
+        return []
+    return [line for line in status.read_text().splitlines() if line.startswith("Sig")]
+
+
 async def finish(child: asyncio.subprocess.Process, timeout: float = 120.0) -> tuple[str, str]:
     """Wait for the child to end (killing it after `timeout`); its stdout and the rest of stderr."""
     try:
         out, err = await asyncio.wait_for(child.communicate(), timeout)
     except TimeoutError:
+        # What the stuck child's signals were (an ignored SIGINT shows in SigIgn) and what it
+        # said last: a hang must say where it hung.
+        signals = signal_masks(child.pid)
         child.kill()
         await child.wait()
-        raise AssertionError(f"pgwx did not end within {timeout:.0f} s") from None
+        said = b""
+        if child.stderr is not None:
+            with contextlib.suppress(Exception):
+                said = await asyncio.wait_for(child.stderr.read(), 5)
+        raise AssertionError(
+            f"pgwx did not end within {timeout:.0f} s; {' '.join(signals)}; "
+            f"stderr: {said.decode(errors='replace')[-2000:]}"
+        ) from None
     return out.decode(), err.decode()
 
 
@@ -472,6 +490,11 @@ def _pause_in_trial_writes(nth: int) -> None:
 
 
 if __name__ == "__main__":
+    # Ctrl-C reaches a foreground process at a terminal, which never ignores SIGINT. A test
+    # run launched in the background by a shell without job control inherits SIGINT ignored
+    # (and passes that on), and the Ctrl-C test then waited 60 s for a pgwx that could not hear
+    # it: give this child the disposition a terminal's foreground process has.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     if os.environ.get("PGWX_FAULT_PAUSE_IN_WRITE"):
         _pause_in_trial_writes(int(os.environ["PGWX_FAULT_PAUSE_IN_WRITE"]))
     from explorer.cli import main
