@@ -384,14 +384,18 @@ def run_ids(path: Path) -> list[str]:
 
 
 def child_env(tmp_path: Path, **extra: str) -> dict[str, str]:
-    """This checkout first on the path, a private store and journal, no libpq variables."""
+    """This checkout first on the path, a private store, journal and temp directory, no
+    libpq variables."""
     from explorer.server.connect import LIBPQ_ENV
+
+    (tmp_path / "tmp").mkdir(exist_ok=True)
 
     env = {k: v for k, v in os.environ.items() if k not in LIBPQ_ENV and k != "PGPASSWORD"}
     env.update(
         PYTHONPATH=str(ROOT),
         PGWX_RESULTS=str(tmp_path / "results.sqlite"),
         PGWX_STATE_DIR=str(tmp_path / "state"),
+        TMPDIR=str(tmp_path / "tmp"),
         PYTHONUNBUFFERED="1",
         **extra,
     )

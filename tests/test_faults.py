@@ -311,6 +311,8 @@ async def test_pgwx_sigkilled_repeatedly(case: Case, results: Store, tmp_path: P
     results.assert_intact()
     for run_id in killed:
         assert run_status(results.path, run_id) == ("incomplete", INTERRUPTED)
+    # the killed runs' scratch directories (prepared data, dumps) went with the next run
+    assert not list((tmp_path / "tmp").glob("pgwx-run-*"))
     store = ResultStore(results.path)
     try:
         # the trial being written when pgwx died is lost, and only that

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
+import signal
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -12,10 +15,12 @@ import pytest
 
 from explorer.lab.results import ResultStore
 from explorer.lab.runner import Runner, RunOptions
+from explorer.lab.scratch import LOCK, PREFIX, scratch_dir, sweep
 from explorer.lab.workloads.base import Workload, WorkloadError
 from explorer.models import Event, TrialStarted, Variant
 from explorer.server.connect import Target
 from tests.conftest import server_state, small_profile
+from tests.faults_helpers import ROOT
 
 
 @pytest.fixture
@@ -116,3 +121,92 @@ async def test_cancelled_run_removes_it(
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(runner.wound.wait(), 60)
     assert await server_state(pg18) == before
+
+
+# ----------------------------------------------------------- what a killed pgwx left behind
+
+HOLDER = """
+import os, signal, sys
+from explorer.lab.scratch import scratch_dir
+with scratch_dir() as path:
+    (path / "prepared.copy").write_text("rows")
+    print(path, flush=True)
+    if sys.stdin.readline().strip() == "kill":
+        os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+async def _holder(scratch: Path) -> tuple[asyncio.subprocess.Process, Path]:
+    """A process inside `scratch_dir` (TMPDIR = `scratch`), and the directory it holds."""
+    env = {**os.environ, "TMPDIR": str(scratch), "PYTHONPATH": str(ROOT)}
+    child = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-c",
+        HOLDER,
+        env=env,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+    )
+    assert child.stdout is not None
+    line = await asyncio.wait_for(child.stdout.readline(), 30)
+    return child, Path(line.decode().strip())
+
+
+async def _end(child: asyncio.subprocess.Process, say: str) -> None:
+    assert child.stdin is not None
+    child.stdin.write(f"{say}\n".encode())
+    await child.stdin.drain()
+    await asyncio.wait_for(child.wait(), 30)
+
+
+async def test_a_killed_runs_directory_goes_with_the_next_run(scratch: Path) -> None:
+    child, killed = await _holder(scratch)
+    await _end(child, "kill")
+    assert child.returncode == -signal.SIGKILL
+    assert (killed / "prepared.copy").exists()  # nothing a killed process can do about it
+    with scratch_dir() as mine:
+        assert not killed.exists()
+        assert _left(scratch) == [mine]
+    assert not _left(scratch)
+
+
+async def test_a_live_runs_directory_is_left_alone(scratch: Path) -> None:
+    child, live = await _holder(scratch)
+    try:
+        assert sweep() == []
+        with scratch_dir():
+            assert (live / "prepared.copy").read_text() == "rows"
+    finally:
+        await _end(child, "done")
+    assert child.returncode == 0 and not _left(scratch)
+
+
+def test_what_is_not_a_killed_runs_directory_is_left_alone(scratch: Path) -> None:
+    # a directory made by pgwx 0.1 (no lock file: nothing says its run is gone)
+    old = scratch / f"{PREFIX}0p1xyz"
+    old.mkdir()
+    # a link named like one, to a directory whose lock is free: never followed
+    target = scratch / "elsewhere"
+    target.mkdir()
+    (target / LOCK).write_text("")
+    (target / "keep").write_text("x")
+    (scratch / f"{PREFIX}link").symlink_to(target)
+    # a file named like one
+    (scratch / f"{PREFIX}file").write_text("x")
+    assert sweep() == []
+    assert sorted(p.name for p in _left(scratch)) == sorted(
+        [old.name, "elsewhere", f"{PREFIX}link", f"{PREFIX}file"]
+    )
+    assert (target / "keep").exists()
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="needs root to make another user's directory")
+def test_another_users_directory_is_left_alone(scratch: Path) -> None:
+    theirs = scratch / f"{PREFIX}theirs"
+    theirs.mkdir()
+    (theirs / LOCK).write_text("")
+    os.chown(theirs, 65534, 65534)
+    assert sweep() == []
+    assert theirs.exists()
+    os.chown(theirs, 0, 0)
+    assert sweep() == [theirs] and not theirs.exists()

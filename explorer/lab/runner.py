@@ -13,8 +13,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import datetime as dt
-import shutil
-import tempfile
 import time
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
@@ -42,6 +40,7 @@ from explorer.lab.mechanism import PhaseProbe
 from explorer.lab.owner import RunOwner
 from explorer.lab.results import ResultStore, new_run_id
 from explorer.lab.sampler import Sampler, SamplerNotice, TrialSampler
+from explorer.lab.scratch import scratch_dir
 from explorer.lab.settings import Journal, ServerSettings, settings_in_force
 from explorer.lab.sql import run_scope, schema, work_prefix
 from explorer.lab.verdict import balanced_order
@@ -308,14 +307,11 @@ class Runner:
         Raises:
             ServerBusy: the run would change server settings while another pgwx's are in force.
         """
-        workdir = Path(tempfile.mkdtemp(prefix="pgwx-run-"))
-        try:
-            with run_scope(self.run_id):
-                return await self._run(emit, workdir)
-        finally:
-            # Every way out removes the scratch directory: finished, failed before the run
-            # began, cancelled, or cancelled again while the undo was still going.
-            shutil.rmtree(workdir, ignore_errors=True)
+        # Every way out removes the scratch directory: finished, failed before the run
+        # began, cancelled, or cancelled again while the undo was still going; the ones runs
+        # killed outright left behind go as this one starts (see `explorer.lab.scratch`).
+        with scratch_dir() as workdir, run_scope(self.run_id):
+            return await self._run(emit, workdir)
 
     async def _run(self, emit: Callable[[Event], None] | None, workdir: Path) -> RunRecord:
         """`run`, inside the run's scope, with the scratch directory made by the caller."""
