@@ -35,12 +35,9 @@ def scratch_dir() -> Iterator[Path]:
     """A private scratch directory, locked while the `with` lasts, removed after it."""
     sweep()
     made = Path(tempfile.mkdtemp(prefix=MAKING))
+    lock = None
     try:
         lock = open(made / LOCK, "w")
-    except OSError:
-        shutil.rmtree(made, ignore_errors=True)
-        raise
-    try:
         fcntl.flock(lock, fcntl.LOCK_EX)
         path = made.with_name(PREFIX + made.name.removeprefix(MAKING))
         os.rename(made, path)
@@ -49,36 +46,37 @@ def scratch_dir() -> Iterator[Path]:
     finally:
         # the directory first, then the lock: a sweep never sees it unlocked and present
         shutil.rmtree(made, ignore_errors=True)
-        lock.close()
+        if lock is not None:
+            lock.close()
 
 
-def sweep(folder: Path | None = None) -> list[Path]:
+def sweep() -> list[Path]:
     """Remove this user's scratch directories whose run is gone; returns what it removed.
 
     Directories of other users, without a lock file (made by pgwx before 0.2) or whose lock
     is held are left alone; a directory that cannot be removed is skipped, never an error.
     """
-    folder = folder or Path(tempfile.gettempdir())
     removed: list[Path] = []
-    try:
-        candidates = sorted(folder.glob(PREFIX + "*"))
-    except OSError:
-        return removed
-    for path in candidates:
-        try:
-            if path.is_symlink() or not path.is_dir() or path.stat().st_uid != os.getuid():
-                continue
-            fd = os.open(path / LOCK, os.O_RDONLY | os.O_NOFOLLOW)
-        except OSError:
-            continue
-        try:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except OSError:
-                continue  # held: its run is alive
+    for path in sorted(Path(tempfile.gettempdir()).glob(PREFIX + "*")):
+        if _run_is_gone(path):
             shutil.rmtree(path, ignore_errors=True)
             if not path.exists():
                 removed.append(path)
-        finally:
-            os.close(fd)
     return removed
+
+
+def _run_is_gone(path: Path) -> bool:
+    """`path` is this user's scratch directory (not a link) and its lock is free."""
+    try:
+        if path.is_symlink() or not path.is_dir() or path.stat().st_uid != os.getuid():
+            return False
+        fd = os.open(path / LOCK, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return False  # held: its run is alive
+    finally:
+        os.close(fd)
+    return True
