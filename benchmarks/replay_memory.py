@@ -32,9 +32,9 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from tui_latency import KEYS, Probe  # noqa: E402
 
-from explorer.lab.recording import Recording, write_recording  # noqa: E402
-from explorer.lab.replay import ReplaySource  # noqa: E402
-from explorer.lab.results import ResultStore  # noqa: E402
+from explorer.lab.store.recording import Recording, write_recording  # noqa: E402
+from explorer.lab.store.replay import ReplaySource  # noqa: E402
+from explorer.lab.store.results import ResultStore  # noqa: E402
 from explorer.models import PhaseResult, Profile, RunRecord, TrialResult, Variant  # noqa: E402
 from explorer.tui.app import PgwxApp  # noqa: E402
 

@@ -32,7 +32,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from explorer.lab.sampler import Sampler
+from explorer.lab.measure.sampler import Sampler
 from explorer.server.capabilities import probe
 from explorer.server.connect import Target
 from explorer.server.embedded import LocalServer

@@ -40,9 +40,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from explorer.lab.profiles import load_profile
-from explorer.lab.results import ResultStore
-from explorer.lab.runner import Runner, RunOptions
+from explorer.lab.profiles.catalog import load_profile
+from explorer.lab.run.runner import Runner, RunOptions
+from explorer.lab.store.results import ResultStore
 from explorer.lab.workloads.restore import RESTORE_APP
 from explorer.models import Event, PhaseEnded, PhaseStarted, RunRecord
 from explorer.server.connect import Target

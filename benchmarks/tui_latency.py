@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT))
 
 from textual import events  # noqa: E402
 
-from explorer.lab.results import ResultStore  # noqa: E402
+from explorer.lab.store.results import ResultStore  # noqa: E402
 from explorer.server.connect import Target  # noqa: E402
 from explorer.server.embedded import LocalServer  # noqa: E402
 from explorer.tui.app import PgwxApp  # noqa: E402

@@ -18,15 +18,15 @@ from pathlib import Path
 from typing import Any
 
 from explorer import paths
+from explorer.analysis.report import FORMATS, render
+from explorer.analysis.units import human_bytes
 from explorer.errors import PgwxError, UsageError
-from explorer.lab.limits import MAX_BYTES, MAX_ROWS, check_sizes
-from explorer.lab.owner import ServerBusy
-from explorer.lab.profiles import ProfileError, ProfileShadowed, list_profiles, load_profile
-from explorer.lab.report import FORMATS, render
-from explorer.lab.results import ResultStore
-from explorer.lab.session import Session, restore_pending
-from explorer.lab.stream import LEVEL_MARK, narrate, paced
-from explorer.lab.units import human_bytes
+from explorer.lab.profiles.catalog import ProfileError, ProfileShadowed, list_profiles, load_profile
+from explorer.lab.run.limits import MAX_BYTES, MAX_ROWS, check_sizes
+from explorer.lab.run.owner import ServerBusy
+from explorer.lab.run.session import Session, restore_pending
+from explorer.lab.store.results import ResultStore
+from explorer.lab.view.stream import LEVEL_MARK, narrate, paced
 from explorer.models import (
     Capabilities,
     Event,
@@ -258,7 +258,7 @@ def budget_arg(value: str | None) -> float | None:
 
 def cmd_run(args: argparse.Namespace) -> int:
     """`pgwx run PROFILE`: the matrix, progress on stderr, the table on stdout."""
-    from explorer.lab.runner import Runner, RunOptions, select_variants
+    from explorer.lab.run.runner import Runner, RunOptions, select_variants
 
     profile = load_profile(args.profile, lambda m: print(f"pgwx: {m}", file=sys.stderr))
     # A bad --variant or an absurd size fails here, before any server work.
@@ -423,7 +423,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 @quiet_on_broken_pipe
 def cmd_compare(args: argparse.Namespace) -> int:
-    from explorer.lab import crossrun
+    from explorer.analysis import crossrun
 
     threshold = threshold_arg(args.threshold)
     store = ResultStore()
@@ -437,7 +437,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 @quiet_on_broken_pipe
 def cmd_replay(args: argparse.Namespace) -> int:
-    from explorer.lab.replay import ReplaySource
+    from explorer.lab.store.replay import ReplaySource
 
     if args.speed is not None and args.speed < 0:
         raise UsageError("--speed must be 0 (as fast as possible) or more.")
@@ -463,7 +463,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 def cmd_export(args: argparse.Namespace) -> int:
     """`pgwx export RUN --out FILE`: one self-contained recording of a stored run."""
-    from explorer.lab.recording import export_run, write_recording
+    from explorer.lab.store.recording import export_run, write_recording
 
     store = ResultStore()
     try:
@@ -482,7 +482,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 def cmd_import(args: argparse.Namespace) -> int:
     """`pgwx import FILE`: add a recording's run to the local store."""
-    from explorer.lab.recording import import_recording
+    from explorer.lab.store.recording import import_recording
 
     store = ResultStore()
     try:
@@ -511,7 +511,7 @@ def cmd_profiles(_args: argparse.Namespace) -> int:
 
 def cmd_new(args: argparse.Namespace) -> int:
     """`pgwx new NAME`: a commented starting profile."""
-    from explorer.lab.userprofile import write_new_profile
+    from explorer.lab.profiles.userprofile import write_new_profile
 
     path = write_new_profile(args.name)
     print(f"wrote {path}; edit it, then `pgwx check {path.name}` and `pgwx run {path.name}`")
@@ -520,8 +520,8 @@ def cmd_new(args: argparse.Namespace) -> int:
 
 def cmd_check(args: argparse.Namespace) -> int:
     """`pgwx check FILE`: every problem as one sentence, or what each variant will do."""
-    from explorer.lab.check import check_file, check_on_server
-    from explorer.lab.profiles import find_profile
+    from explorer.lab.profiles.catalog import find_profile
+    from explorer.lab.profiles.check import check_file, check_on_server
 
     path = find_profile(args.profile)
     report = check_file(path)

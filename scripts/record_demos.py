@@ -19,11 +19,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from explorer.lab.profiles import load_profile
-from explorer.lab.recording import SUFFIX, export_run, write_recording
-from explorer.lab.replay import recordings_dir
-from explorer.lab.results import ResultStore
-from explorer.lab.runner import Runner, RunOptions
+from explorer.lab.profiles.catalog import load_profile
+from explorer.lab.run.runner import Runner, RunOptions
+from explorer.lab.store.recording import SUFFIX, export_run, write_recording
+from explorer.lab.store.replay import recordings_dir
+from explorer.lab.store.results import ResultStore
 from explorer.server.connect import Target
 from explorer.server.embedded import LocalServer
 

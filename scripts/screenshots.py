@@ -17,8 +17,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from explorer.lab.replay import ReplaySource, recordings_dir  # noqa: E402
-from explorer.lab.results import ResultStore  # noqa: E402
+from explorer.lab.store.replay import ReplaySource, recordings_dir  # noqa: E402
+from explorer.lab.store.results import ResultStore  # noqa: E402
 from explorer.tui.app import PgwxApp  # noqa: E402
 
 FIXTURE = ROOT / "tests" / "fixtures" / "durability.json"

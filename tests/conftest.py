@@ -77,8 +77,8 @@ def any_pg(request: pytest.FixtureRequest) -> Target:
 
 from collections.abc import Awaitable, Callable  # noqa: E402
 
-from explorer.lab.results import ResultStore  # noqa: E402
-from explorer.lab.runner import Runner, RunOptions  # noqa: E402
+from explorer.lab.run.runner import Runner, RunOptions  # noqa: E402
+from explorer.lab.store.results import ResultStore  # noqa: E402
 from explorer.models import Capabilities, Event, Profile, RunRecord, Variant  # noqa: E402
 
 

@@ -471,7 +471,7 @@ async def sigkill(child: asyncio.subprocess.Process) -> None:
 
 def _pause_in_trial_writes(nth: int) -> None:
     """Make the `nth` add_trial stop inside its transaction until the process is killed."""
-    from explorer.lab.results import ResultStore
+    from explorer.lab.store.results import ResultStore
 
     original = ResultStore.add_trial
     count = 0

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from explorer.lab.results import ResultStore
+from explorer.lab.store.results import ResultStore
 from explorer.server.connect import LIBPQ_ENV, Target
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -15,9 +15,9 @@ from textual.app import App, ComposeResult
 from textual.geometry import Region
 from textual.widget import Widget
 
-from explorer.lab.replay import ReplaySource, recordings_dir
-from explorer.lab.results import ResultStore
-from explorer.lab.runstate import RunView
+from explorer.lab.store.replay import ReplaySource, recordings_dir
+from explorer.lab.store.results import ResultStore
+from explorer.lab.view.runstate import RunView
 from explorer.tui.app import PgwxApp
 from explorer.tui.widgets.activity import ActivityPane
 from explorer.tui.widgets.chart import thin

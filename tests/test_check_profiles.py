@@ -8,16 +8,16 @@ from pathlib import Path
 import pytest
 
 from explorer import cli
-from explorer.lab.check import CheckReport, check_file, check_on_server
-from explorer.lab.profiles import (
+from explorer.lab.profiles.catalog import (
     ProfileError,
     ProfileShadowed,
     find_profile,
     list_profiles,
     load_profile,
 )
-from explorer.lab.tomlines import locate
-from explorer.lab.userprofile import write_new_profile
+from explorer.lab.profiles.check import CheckReport, check_file, check_on_server
+from explorer.lab.profiles.tomlines import locate
+from explorer.lab.profiles.userprofile import write_new_profile
 from explorer.server.connect import Target
 
 VACUUM_NAME = 'name = "vacuum"'

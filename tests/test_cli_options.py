@@ -8,8 +8,8 @@ import pytest
 
 from explorer import cli
 from explorer.errors import UsageError
-from explorer.lab.limits import MAX_ROWS, check_sizes
-from explorer.lab.profiles import load_profile
+from explorer.lab.profiles.catalog import load_profile
+from explorer.lab.run.limits import MAX_ROWS, check_sizes
 from explorer.models import Profile, Variant
 from explorer.server.connect import Target
 
@@ -139,7 +139,7 @@ def test_a_large_run_shows_its_estimate_first(
 
 
 async def test_the_app_refuses_an_absurd_size_in_one_sentence(pg18: Target, tmp_path: Path) -> None:
-    from explorer.lab.results import ResultStore
+    from explorer.lab.store.results import ResultStore
     from explorer.tui.app import PgwxApp
     from explorer.tui.screens.runs import RunController
     from tests.test_tui import connected, log_text, wait_for

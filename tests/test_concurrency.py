@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from explorer.lab.owner import ServerBusy
-from explorer.lab.results import ResultStore
-from explorer.lab.runner import Runner, RunOptions
-from explorer.lab.session import recover
-from explorer.lab.sql import schema_for
+from explorer.lab.run.owner import ServerBusy
+from explorer.lab.run.runner import Runner, RunOptions
+from explorer.lab.run.session import recover
+from explorer.lab.scope import schema_for
+from explorer.lab.store.results import ResultStore
 from explorer.models import Event, Knobs, Profile, TrialEnded, Variant
 from explorer.server.capabilities import probe
 from explorer.server.connect import Target
@@ -150,7 +150,7 @@ async def test_second_pgwx_changing_settings_is_refused_naming_the_first(
 
 
 def test_a_runs_sessions_match_its_own_prefix_only() -> None:
-    from explorer.lab.sql import run_scope, schema, work_app, work_prefix
+    from explorer.lab.scope import run_scope, schema, work_app, work_prefix
 
     with run_scope("20261122-030405-ab12"):
         mine, prefix, own = work_app("main"), work_prefix(), schema()

@@ -23,10 +23,10 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 
-from explorer.lab.profiles import load_profile
-from explorer.lab.results import INTERRUPTED, ResultStore
-from explorer.lab.runner import Runner, RunOptions
-from explorer.lab.session import Session
+from explorer.lab.profiles.catalog import load_profile
+from explorer.lab.run.runner import Runner, RunOptions
+from explorer.lab.run.session import Session
+from explorer.lab.store.results import INTERRUPTED, ResultStore
 from explorer.models import Event, Notice, Profile, RunRecord, TrialEnded
 from explorer.server.connect import Target
 from explorer.server.embedded import LocalServer

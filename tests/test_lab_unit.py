@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from explorer.lab.availability import unavailable_reason
-from explorer.lab.sql import rows_affected
+from explorer.lab.profiles.availability import unavailable_reason
+from explorer.lab.scope import rows_affected
 from explorer.lab.workloads import build_workload
 from explorer.lab.workloads.base import WorkloadError
 from explorer.models import Capabilities, Knobs, Profile, TableKind, Toast

@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from explorer.lab.report import render
-from explorer.lab.results import ResultStore
-from explorer.lab.runner import Runner, RunOptions
-from explorer.lab.session import recover, resolve_target
-from explorer.lab.settings import Journal, ServerSettings
+from explorer.analysis.report import render
+from explorer.lab.run.runner import Runner, RunOptions
+from explorer.lab.run.session import recover, resolve_target
+from explorer.lab.run.settings import Journal, ServerSettings
+from explorer.lab.store.results import ResultStore
 from explorer.models import Event, Knobs, Notice, TrialEnded, TrialStarted, Variant
 from explorer.server.capabilities import probe
 from explorer.server.connect import LIBPQ_ENV, Target

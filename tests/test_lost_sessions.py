@@ -22,9 +22,9 @@ from pathlib import Path
 import asyncpg
 import pytest
 
-from explorer.lab.results import ResultStore
-from explorer.lab.runner import Runner, RunOptions
-from explorer.lab.session import recover
+from explorer.lab.run.runner import Runner, RunOptions
+from explorer.lab.run.session import recover
+from explorer.lab.store.results import ResultStore
 from explorer.lab.workloads.base import TrialContext, session_settings, statement_timeout_ms
 from explorer.lab.workloads.bulk_write import BulkWriteParams
 from explorer.models import (
@@ -88,8 +88,8 @@ SLEEPY_PGWX = textwrap.dedent(
     """
     import asyncio, sys
     from pathlib import Path
-    from explorer.lab.results import ResultStore
-    from explorer.lab.runner import Runner, RunOptions
+    from explorer.lab.store.results import ResultStore
+    from explorer.lab.run.runner import Runner, RunOptions
     from explorer.lab.workloads.table_kind import TableKindWorkload
     from explorer.models import Profile, Variant
     from explorer.server.connect import Target

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from explorer.lab.profiles import load_profile
-from explorer.lab.report import summarize, to_csv, to_json, to_markdown
+from explorer.analysis.report import summarize, to_csv, to_json, to_markdown
+from explorer.lab.profiles.catalog import load_profile
 from explorer.models import (
     FkTiming,
     Knobs,
@@ -171,7 +171,7 @@ async def test_environment_is_recorded_and_reported(
 
 
 async def test_sampler_splits_one_process_into_two_phase_windows(pg18: Target) -> None:
-    from explorer.lab.mechanism import PhaseProbe
+    from explorer.lab.measure.probe import PhaseProbe
     from tests.test_sampler import lab, sampling
 
     async with lab(pg18) as (conn, _), sampling(pg18, interval=0.1) as (sampler, _):

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from explorer.lab import environment
-from explorer.lab.mechanism import fold_late, summarize_total
-from explorer.lab.report import summarize, to_csv, to_json, to_markdown
+from explorer.analysis import environment
+from explorer.analysis.mechanism import fold_late, summarize_total
+from explorer.analysis.report import summarize, to_csv, to_json, to_markdown
 from explorer.models import (
     CpuLoad,
     Environment,
@@ -230,7 +230,7 @@ async def test_selecting_a_results_row_shows_its_mechanism(tmp_path: Path) -> No
 
 
 def test_progress_line_of_a_phase_carries_its_mechanism() -> None:
-    from explorer.lab.stream import narrate
+    from explorer.lab.view.stream import narrate
     from explorer.models import PhaseEnded
 
     m = mech(extended=5760, fpi=1)

@@ -11,9 +11,9 @@ import io
 import json
 from pathlib import Path
 
-from explorer.lab.replay import ReplaySource
-from explorer.lab.report import to_csv, to_markdown
-from explorer.lab.results import ResultStore
+from explorer.analysis.report import to_csv, to_markdown
+from explorer.lab.store.replay import ReplaySource
+from explorer.lab.store.results import ResultStore
 from explorer.models import RunRecord
 from explorer.tui.app import PgwxApp
 from explorer.tui.widgets.results import ResultsTable
@@ -66,8 +66,8 @@ async def test_replay_shows_markup_names_literally(tmp_path: Path) -> None:
 
 def _record(tmp_path: Path) -> RunRecord:
     """The hostile recording as a stored run (the way `pgwx report` reads one)."""
-    from explorer.lab.replay import ReplaySource as _Source
-    from explorer.lab.runstate import RunView
+    from explorer.lab.store.replay import ReplaySource as _Source
+    from explorer.lab.view.runstate import RunView
 
     source = _Source.from_file(hostile_fixture(tmp_path))
     view = RunView(profile=source.profile, scale=source.scale)

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from explorer import cli
-from explorer.lab.profiles import load_profile, profiles_dir
+from explorer.lab.profiles.catalog import load_profile, profiles_dir
 
 LOCAL = 'title = "my local copy"\nworkload = "toast"\n[[variants]]\nname = "a"\n'
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from explorer import cli
-from explorer.lab.profiles import ProfileError, list_profiles, load_profile
-from explorer.lab.report import render, summarize
+from explorer.analysis.report import render, summarize
+from explorer.lab.profiles.catalog import ProfileError, list_profiles, load_profile
 from explorer.models import Knobs, Profile, TableKind, Variant
 from explorer.server.connect import Target
 from tests.conftest import RunProfile

@@ -14,9 +14,9 @@ from typing import Any
 import asyncpg
 import pytest
 
-from explorer.lab.report import render
-from explorer.lab.results import ResultStore
-from explorer.lab.sql import schema
+from explorer.analysis.report import render
+from explorer.lab.scope import schema
+from explorer.lab.store.results import ResultStore
 from explorer.lab.workloads.base import TrialContext, WorkloadError
 from explorer.lab.workloads.table_kind import TableKindWorkload
 from explorer.models import Knobs, Notice, Profile, RunStarted, TrialStarted, Variant
@@ -124,9 +124,9 @@ async def test_undo_puts_back_the_users_restart_only_values(
 async def test_runner_puts_back_a_dead_pgwxs_journal_before_any_trial(
     pg18: Target, store: ResultStore
 ) -> None:
-    from explorer.lab.runner import Runner, RunOptions
-    from explorer.lab.session import Session
-    from explorer.lab.settings import Journal
+    from explorer.lab.run.runner import Runner, RunOptions
+    from explorer.lab.run.session import Session
+    from explorer.lab.run.settings import Journal
     from explorer.server.capabilities import probe
 
     before = await server_state(pg18)
@@ -166,7 +166,7 @@ async def test_runner_puts_back_a_dead_pgwxs_journal_before_any_trial(
 async def test_variants_needing_alter_system_are_skipped_without_the_privilege(
     pg18: Target, store: ResultStore
 ) -> None:
-    from explorer.lab.runner import Runner, RunOptions
+    from explorer.lab.run.runner import Runner, RunOptions
 
     role = "pgwx_t_noalter"
     conn = await pg18.connect("test")

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from explorer.lab.results import ResultStore
-from explorer.lab.settings import Journal
+from explorer.lab.run.settings import Journal
+from explorer.lab.store.results import ResultStore
 from explorer.server.capabilities import probe
 from explorer.server.connect import Target
 from explorer.tui.app import PgwxApp

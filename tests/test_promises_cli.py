@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from explorer.lab.results import ResultStore
+from explorer.lab.store.results import ResultStore
 from explorer.server.connect import LIBPQ_ENV, Target
 from explorer.server.embedded import LocalServer
 from tests.conftest import drop_pgwx_schemas

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from explorer.lab.profiles import ProfileError, load_profile
-from explorer.lab.report import render, summarize, to_rows
+from explorer.analysis.report import render, summarize, to_rows
+from explorer.lab.profiles.catalog import ProfileError, load_profile
 from explorer.models import (
     PhaseResult,
     Profile,

@@ -13,7 +13,7 @@ import time
 
 import asyncpg
 
-from explorer.lab.stats import Reading, counters_query
+from explorer.lab.measure.stats import Reading, counters_query
 from explorer.models import Capabilities, TrialStats
 from explorer.server.connect import Target
 from tests.test_sampler import flush, lab, samples, sampling
@@ -153,7 +153,7 @@ async def test_pg18_shape_reads_each_bytes_column_into_its_own_field(pg18: Targe
 
 
 async def test_per_phase_extended_pages_query_on_both_shapes(pg18: Target) -> None:
-    from explorer.lab.runner import counters_sql
+    from explorer.lab.run.runner import counters_sql
 
     shapes = {
         (170000, "op_bytes"): fake_row("8192::bigint AS op_bytes"),

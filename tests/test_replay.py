@@ -16,10 +16,10 @@ import pytest
 from textual.pilot import Pilot
 
 from explorer import cli
-from explorer.lab.recording import FORMAT, read_recording
-from explorer.lab.replay import Player, ReplaySource, recordings_dir
-from explorer.lab.results import ResultStore
-from explorer.lab.runstate import RunView
+from explorer.lab.store.recording import FORMAT, read_recording
+from explorer.lab.store.replay import Player, ReplaySource, recordings_dir
+from explorer.lab.store.results import ResultStore
+from explorer.lab.view.runstate import RunView
 from explorer.models import (
     PhaseEnded,
     PhaseStarted,

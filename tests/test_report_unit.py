@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from explorer.lab.report import summarize, to_csv, to_markdown
+from explorer.analysis.report import summarize, to_csv, to_markdown
 from explorer.models import BLOCK_SIZE, RunRecord, ServerInfo, TrialResult, TrialStats
 
 FIXTURE = Path(__file__).parent / "fixtures" / "durability.json"

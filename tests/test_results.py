@@ -20,15 +20,15 @@ from pathlib import Path
 import pytest
 
 from explorer import cli
-from explorer.lab.profiles import load_profile
-from explorer.lab.results import (
+from explorer.lab.profiles.catalog import load_profile
+from explorer.lab.run.runner import Runner, RunOptions
+from explorer.lab.store.results import (
     Owner,
     ResultStore,
     owner_gone,
     this_process,
     write_private,
 )
-from explorer.lab.runner import Runner, RunOptions
 from explorer.models import (
     Event,
     Notice,

@@ -6,9 +6,9 @@ import asyncio
 
 import pytest
 
-from explorer.lab.profiles import load_profile
-from explorer.lab.results import ResultStore
-from explorer.lab.runner import interleave
+from explorer.lab.profiles.catalog import load_profile
+from explorer.lab.run.runner import interleave
+from explorer.lab.store.results import ResultStore
 from explorer.models import (
     FkTiming,
     Knobs,
@@ -160,7 +160,7 @@ async def test_lz4_unavailable_on_bundled_18(pg18: Target, run_profile: RunProfi
 
 
 async def test_cancel_mid_run_restores_settings(pg18: Target, store: ResultStore) -> None:
-    from explorer.lab.runner import Runner, RunOptions
+    from explorer.lab.run.runner import Runner, RunOptions
 
     before = await server_state(pg18)
     profile = tiny(
@@ -197,7 +197,7 @@ async def test_cancel_mid_run_restores_settings(pg18: Target, store: ResultStore
 async def test_journal_left_by_dead_pgwx_is_undone_once_when_the_session_opens(
     pg18: Target, run_profile: RunProfile, store: ResultStore
 ) -> None:
-    from explorer.lab.settings import Journal
+    from explorer.lab.run.settings import Journal
     from explorer.server.capabilities import probe
 
     before = await server_state(pg18)
@@ -211,7 +211,7 @@ async def test_journal_left_by_dead_pgwx_is_undone_once_when_the_session_opens(
         await conn.execute("CREATE SCHEMA pgwx_lab")
     finally:
         await conn.close()
-    from explorer.lab.session import Session
+    from explorer.lab.run.session import Session
 
     said: list[str] = []
     session = Session(pg18, store, keep_server=True)
@@ -253,7 +253,7 @@ async def test_per_phase_wal_shows_unlogged_skips_wal(
 async def test_sampler_summary_lands_in_trials_and_report(
     pg18: Target, run_profile: RunProfile
 ) -> None:
-    from explorer.lab.report import render, summarize
+    from explorer.analysis.report import render, summarize
 
     profile = tiny(
         [

@@ -17,7 +17,7 @@ from typing import Any
 
 import asyncpg
 
-from explorer.lab.sampler import Sample, Sampler, SamplerNotice
+from explorer.lab.measure.sampler import Sample, Sampler, SamplerNotice
 from explorer.models import TrialStats
 from explorer.server.capabilities import probe
 from explorer.server.connect import Target

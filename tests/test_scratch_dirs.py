@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from explorer.lab.results import ResultStore
-from explorer.lab.runner import Runner, RunOptions
-from explorer.lab.scratch import LOCK, PREFIX, scratch_dir, sweep
+from explorer.lab.run.runner import Runner, RunOptions
+from explorer.lab.run.scratch import LOCK, PREFIX, scratch_dir, sweep
+from explorer.lab.store.results import ResultStore
 from explorer.lab.workloads.base import Workload, WorkloadError
 from explorer.models import Event, TrialStarted, Variant
 from explorer.server.connect import Target
@@ -127,7 +127,7 @@ async def test_cancelled_run_removes_it(
 
 HOLDER = """
 import os, signal, sys
-from explorer.lab.scratch import scratch_dir
+from explorer.lab.run.scratch import scratch_dir
 with scratch_dir() as path:
     (path / "prepared.copy").write_text("rows")
     print(path, flush=True)

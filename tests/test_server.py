@@ -129,7 +129,7 @@ def test_restart_and_reuse_of_running_server(pg18_server: LocalServer) -> None:
 
 def test_engine_never_imports_textual() -> None:
     code = (
-        "import sys, explorer.lab.runner, explorer.lab.report, explorer.cli, "
+        "import sys, explorer.lab.run.runner, explorer.analysis.report, explorer.cli, "
         "explorer.server.connect, explorer.server.capabilities\n"
         "import explorer.lab.workloads as w\n"
         "[w.workload_class(k) for k in w.KINDS]\n"

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from explorer.lab.replay import ReplaySource
-from explorer.lab.runstate import RunView, phase_progress
-from explorer.lab.stream import narrate, paced
-from explorer.lab.units import human_bytes, human_count
+from explorer.analysis.units import human_bytes, human_count
+from explorer.lab.store.replay import ReplaySource
+from explorer.lab.view.runstate import RunView, phase_progress
+from explorer.lab.view.stream import narrate, paced
 from explorer.models import (
     Notice,
     PhaseStarted,

@@ -11,8 +11,8 @@ from textual.binding import Binding
 from textual.pilot import Pilot
 from textual.widgets import OptionList, Static
 
-from explorer.lab.replay import ReplaySource
-from explorer.lab.results import ResultStore
+from explorer.lab.store.replay import ReplaySource
+from explorer.lab.store.results import ResultStore
 from explorer.models import RunStarted, SampleTaken, TableKind, Toast
 from explorer.server.connect import Target
 from explorer.tui.app import PgwxApp

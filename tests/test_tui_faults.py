@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from explorer.lab.results import ResultStore
-from explorer.lab.settings import Journal
+from explorer.lab.run.settings import Journal
+from explorer.lab.store.results import ResultStore
 from explorer.server.capabilities import probe
 from explorer.server.connect import Target
 from explorer.server.embedded import LocalServer

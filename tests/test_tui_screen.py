@@ -19,9 +19,10 @@ from rich.text import Text
 from textual.pilot import Pilot
 from textual.widgets import Tabs
 
-from explorer.lab.replay import ReplaySource
-from explorer.lab.results import ResultStore
-from explorer.lab.settings import Journal
+from explorer.analysis.card import card_lines
+from explorer.lab.run.settings import Journal
+from explorer.lab.store.replay import ReplaySource
+from explorer.lab.store.results import ResultStore
 from explorer.server.capabilities import probe
 from explorer.server.connect import Target
 from explorer.tui.app import PgwxApp
@@ -32,7 +33,7 @@ from explorer.tui.widgets.duration import DurationPane
 from explorer.tui.widgets.header import ServerHeader
 from explorer.tui.widgets.log import LabLog
 from explorer.tui.widgets.results import ResultsTable
-from explorer.tui.widgets.summary import SummaryCard, card_lines
+from explorer.tui.widgets.summary import SummaryCard
 
 FIXTURE = Path(__file__).parent / "fixtures" / "durability.json"
 
@@ -346,7 +347,7 @@ async def test_after_a_repair_the_panel_shows_the_server_as_it_is_now(
 async def test_not_owned_server_explains_each_reason_once_and_the_way_out(pg18: Target) -> None:
     from textual.app import App, ComposeResult
 
-    from explorer.lab.profiles import list_profiles
+    from explorer.lab.profiles.catalog import list_profiles
     from explorer.models import Profile
     from explorer.tui.widgets.knobs import KnobPanel
 

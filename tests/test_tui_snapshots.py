@@ -12,8 +12,8 @@ from pathlib import Path
 
 from textual.pilot import Pilot
 
-from explorer.lab.replay import ReplaySource
-from explorer.lab.results import ResultStore
+from explorer.lab.store.replay import ReplaySource
+from explorer.lab.store.results import ResultStore
 from explorer.tui.app import PgwxApp
 
 FIXTURE = Path(__file__).parent / "fixtures" / "durability.json"

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from explorer.lab.profiles import ProfileError, load_profile
-from explorer.lab.results import ResultStore
+from explorer.lab.profiles.catalog import ProfileError, load_profile
+from explorer.lab.store.results import ResultStore
 from explorer.models import Knobs, Profile, RunRecord, ServerInfo, TableKind, Variant
 from explorer.server.connect import Target
 from explorer.tui.screens.runs import NAME_MAX, variant_name

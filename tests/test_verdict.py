@@ -3,7 +3,7 @@
 Reference p-values and intervals come from scipy 1.17.1, computed once by
 tests/fixtures/verdict_reference.py (scipy is not a pgwx dependency, so the numbers are pasted
 here). The intervals there are found by inverting scipy's Mann–Whitney test over shifts of the
-log durations, independently of the order-statistic formula in explorer/lab/verdict.py.
+log durations, independently of the order-statistic formula in explorer/analysis/verdict.py.
 """
 
 from __future__ import annotations
@@ -14,8 +14,7 @@ import random
 
 import pytest
 
-from explorer.errors import UsageError
-from explorer.lab.verdict import (
+from explorer.analysis.verdict import (
     balanced_order,
     compare,
     drift,
@@ -23,6 +22,7 @@ from explorer.lab.verdict import (
     total,
     u_distribution,
 )
+from explorer.errors import UsageError
 
 SMALL_B = [1.02, 0.97, 1.05, 0.99, 1.01, 1.08, 0.95]
 SMALL_C = [0.93, 0.98, 0.90, 1.00, 0.94, 0.96]

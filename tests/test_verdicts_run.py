@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 
 from explorer import cli
-from explorer.lab.crossrun import compare_runs
-from explorer.lab.judge import judge
-from explorer.lab.profiles import ProfileError, load_profile
-from explorer.lab.report import render, summarize
-from explorer.lab.results import ResultStore
+from explorer.analysis.crossrun import compare_runs
+from explorer.analysis.judge import judge
+from explorer.analysis.report import render, summarize
+from explorer.lab.profiles.catalog import ProfileError, load_profile
+from explorer.lab.store.results import ResultStore
 from explorer.models import (
     Knobs,
     Notice,
@@ -337,8 +337,8 @@ def test_the_apps_results_table_shows_the_reports_verdicts() -> None:
 
 
 def test_settled_means_the_interval_cannot_change_the_word() -> None:
-    from explorer.lab.judge import samples, settled
-    from explorer.lab.verdict import compare
+    from explorer.analysis.judge import samples, settled
+    from explorer.analysis.verdict import compare
 
     assert settled(compare(FLAT, HALF))  # wholly below 0.97: faster, for good
     tight = [x * 1.001 for x in FLAT]
@@ -359,7 +359,7 @@ def test_settled_means_the_interval_cannot_change_the_word() -> None:
 
 def test_variants_with_their_own_phases_each_get_a_total() -> None:
     """after-load adds an add-fk phase the others lack: every variant still has a total."""
-    from explorer.lab.judge import samples
+    from explorer.analysis.judge import samples
 
     record = synthetic("r-own", {"none": FLAT[:3], "after-load": HALF[:3]})
     for t in record.trials:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from explorer.lab.profiles import load_profile
+from explorer.lab.profiles.catalog import load_profile
 from explorer.lab.workloads.bulk_write import BulkWriteParams, BulkWriteWorkload
 from explorer.models import Knobs, Profile, TableKind, TrialResult, Variant
 from explorer.server.capabilities import probe

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from explorer.lab.profiles import load_profile
+from explorer.lab.profiles.catalog import load_profile
 from explorer.lab.workloads.file_extension import parse_pgbench, pgbench_conninfo
 from explorer.models import PhaseResult, RunRecord
 from explorer.server.connect import Target

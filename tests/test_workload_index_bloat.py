@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from explorer.lab.profiles import load_profile
+from explorer.lab.profiles.catalog import load_profile
 from explorer.models import Knobs, TableKind, Variant
 from explorer.server.connect import Target
 from tests.conftest import RunProfile

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from explorer.lab.profiles import load_profile
-from explorer.lab.results import ResultStore
+from explorer.lab.profiles.catalog import load_profile
+from explorer.lab.store.results import ResultStore
 from explorer.lab.workloads.base import WorkloadError, run_tool
 from explorer.lab.workloads.restore import (
     LOG_RESOLUTION,
@@ -299,7 +299,7 @@ async def test_watcher_sees_a_slow_commit(pg18: Target, copy_progress: bool) -> 
 
 
 async def test_cancel_during_pg_restore_leaves_nothing(pg18: Target, store: ResultStore) -> None:
-    from explorer.lab.runner import Runner, RunOptions
+    from explorer.lab.run.runner import Runner, RunOptions
 
     before = await server_state(pg18)
     profile = restore_profile(

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from conftest import RunProfile
 
-from explorer.lab.profiles import load_profile
-from explorer.lab.report import render
+from explorer.analysis.report import render
+from explorer.lab.profiles.catalog import load_profile
 from explorer.lab.workloads.sql_spec import SqlParams, split_statements, substitute
 from explorer.models import Knobs, PhaseStarted, Profile, RunRecord, Variant
 from explorer.server.connect import Target
@@ -398,7 +398,7 @@ name = "only"
 
 
 def test_new_profile_template_is_valid_toml_and_params(tmp_path: Path) -> None:
-    from explorer.lab.userprofile import write_new_profile
+    from explorer.lab.profiles.userprofile import write_new_profile
 
     path = write_new_profile("my-load", tmp_path)
     data = tomllib.loads(path.read_text())
@@ -458,7 +458,7 @@ async def test_reading_a_user_table_in_a_phase_is_allowed(
 async def test_new_profile_template_runs(
     pg18: Target, run_profile: RunProfile, tmp_path: Path
 ) -> None:
-    from explorer.lab.userprofile import write_new_profile
+    from explorer.lab.profiles.userprofile import write_new_profile
 
     profile = load_profile(write_new_profile("starter", tmp_path))
     profile = profile.model_copy(update={"repeats": 1})

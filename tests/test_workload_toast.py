@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from explorer.lab.profiles import load_profile
+from explorer.lab.profiles.catalog import load_profile
 from explorer.lab.workloads.toast import (
     PIECE,
     READ_SQL,

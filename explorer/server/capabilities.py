@@ -8,6 +8,11 @@ import asyncpg
 
 from explorer.models import SERVER_KNOBS, Capabilities, GucInfo
 
+RESTART_CONTEXTS = {"postmaster"}
+"""pg_settings.context values whose change needs a server restart."""
+RELOAD_CONTEXTS = {"sighup", "superuser", "user", "superuser-backend", "backend"}
+"""pg_settings.context values that a configuration reload (or a new session) picks up."""
+
 WATCHED_GUCS = (
     *SERVER_KNOBS,
     "max_wal_senders",

@@ -19,10 +19,10 @@ from textual.app import App
 from textual.filter import LineFilter
 from textual.screen import Screen
 
-from explorer.lab.profiles import ProfileError, list_profiles
-from explorer.lab.replay import ReplaySource
-from explorer.lab.results import ResultStore
-from explorer.lab.session import Session, uses_user_server
+from explorer.lab.profiles.catalog import ProfileError, list_profiles
+from explorer.lab.run.session import Session, uses_user_server
+from explorer.lab.store.replay import ReplaySource
+from explorer.lab.store.results import ResultStore
 from explorer.models import Capabilities, Profile
 from explorer.server.connect import Target
 from explorer.tui.commands import LabCommands

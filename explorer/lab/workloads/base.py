@@ -17,8 +17,8 @@ import asyncpg
 from pydantic import BaseModel, ConfigDict
 
 from explorer.errors import PgwxError
-from explorer.lab.mechanism import PhaseProbe
-from explorer.lab.sql import close_or_terminate, table_name, work_app, work_purpose
+from explorer.lab.measure.probe import PhaseProbe
+from explorer.lab.scope import close_or_terminate, table_name, work_app, work_purpose
 from explorer.models import (
     Capabilities,
     Event,

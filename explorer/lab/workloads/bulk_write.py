@@ -22,7 +22,7 @@ from typing import ClassVar
 
 from pydantic import Field
 
-from explorer.lab.sql import create_table_sql, rows_affected, schema, table_name
+from explorer.lab.scope import create_table_sql, rows_affected, schema, table_name
 from explorer.lab.workloads.base import (
     Params,
     TrialContext,

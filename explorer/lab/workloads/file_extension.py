@@ -34,7 +34,7 @@ from typing import Annotated, Any, ClassVar
 
 from pydantic import Field
 
-from explorer.lab.sql import (
+from explorer.lab.scope import (
     create_table_sql,
     relation_pages,
     rows_affected,

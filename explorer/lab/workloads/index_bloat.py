@@ -28,7 +28,7 @@ from typing import Any, ClassVar
 
 from pydantic import Field
 
-from explorer.lab.sql import (
+from explorer.lab.scope import (
     create_table_sql,
     explain_plan,
     relation_pages,

@@ -40,8 +40,8 @@ from typing import ClassVar
 import asyncpg
 from pydantic import Field
 
-from explorer.lab.mechanism import fold_late
-from explorer.lab.sql import (
+from explorer.analysis.mechanism import fold_late
+from explorer.lab.scope import (
     close_or_terminate,
     fk_after_load_steps,
     fk_clause,

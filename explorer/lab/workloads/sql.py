@@ -21,7 +21,7 @@ from typing import Any
 
 import asyncpg
 
-from explorer.lab.sql import create_table_sql, fk_clause, schema, table_name, toast_sql, work_app
+from explorer.lab.scope import create_table_sql, fk_clause, schema, table_name, toast_sql, work_app
 from explorer.lab.workloads.base import Params, TrialContext, Workload, WorkloadError
 from explorer.lab.workloads.file_extension import parse_pgbench, pgbench_conninfo
 from explorer.lab.workloads.sql_guard import (

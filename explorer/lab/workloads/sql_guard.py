@@ -21,7 +21,7 @@ from typing import Any
 
 import asyncpg
 
-from explorer.lab.sql import schema as run_schema
+from explorer.lab.scope import schema as run_schema
 
 PLANNABLE = {"select", "insert", "update", "delete", "with", "values", "table", "merge"}
 """First words of statements that PREPARE and EXPLAIN accept."""

@@ -28,7 +28,7 @@ from typing import Any, ClassVar
 
 from pydantic import Field
 
-from explorer.lab.sql import create_table_sql, rows_affected, schema, table_name, toast_sql
+from explorer.lab.scope import create_table_sql, rows_affected, schema, table_name, toast_sql
 from explorer.lab.workloads.base import Params, TrialContext, Workload
 from explorer.models import TableKind
 

@@ -22,11 +22,11 @@ from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import DataTable, Footer, Tab, Tabs
 
-from explorer.lab.replay import speed_label
-from explorer.lab.report import to_markdown
-from explorer.lab.results import write_private
-from explorer.lab.runstate import RunView
-from explorer.lab.stream import LEVEL_MARK, level, narrate
+from explorer.analysis.report import to_markdown
+from explorer.lab.store.replay import speed_label
+from explorer.lab.store.results import write_private
+from explorer.lab.view.runstate import RunView
+from explorer.lab.view.stream import LEVEL_MARK, level, narrate
 from explorer.models import (
     Capabilities,
     PhaseEnded,

@@ -23,12 +23,12 @@ from textual.message import Message
 from textual.widget import Widget
 from textual.worker import Worker, WorkerCancelled, WorkerFailed, WorkerState
 
-from explorer.lab.limits import check_sizes
-from explorer.lab.replay import Player, ReplaySource
-from explorer.lab.runner import one_sentence
-from explorer.lab.runstate import RunView
-from explorer.lab.session import Session
-from explorer.lab.settings import JournalUnreadable
+from explorer.lab.run.limits import check_sizes
+from explorer.lab.run.runner import one_sentence
+from explorer.lab.run.session import Session
+from explorer.lab.run.settings import JournalUnreadable
+from explorer.lab.store.replay import Player, ReplaySource
+from explorer.lab.view.runstate import RunView
 from explorer.models import (
     Capabilities,
     Event,
@@ -290,7 +290,7 @@ class RunController(Widget):
         self, profile: Profile, scale: float, caps: Capabilities, *, single: bool
     ) -> None:
         """Run in the background; the runner undoes everything however it ends."""
-        from explorer.lab.runner import Runner, RunOptions
+        from explorer.lab.run.runner import Runner, RunOptions
 
         assert self.target is not None
         app = self.pgwx

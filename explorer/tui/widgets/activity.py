@@ -10,8 +10,8 @@ from textual.containers import Vertical
 from textual.reactive import reactive
 from textual.widgets import Static
 
-from explorer.lab.runstate import RunView
-from explorer.lab.units import human_bytes, human_count
+from explorer.analysis.units import human_bytes, human_count
+from explorer.lab.view.runstate import RunView
 from explorer.models import Capabilities
 from explorer.tui.widgets.chart import ChartSpec, LineSpec, StackSpec, TimeChart, legend
 from explorer.tui.widgets.fit import FitWidth, flow

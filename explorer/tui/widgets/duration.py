@@ -14,8 +14,8 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from explorer.lab.report import SummaryRow
-from explorer.lab.runstate import RunView
+from explorer.analysis.report import SummaryRow
+from explorer.lab.view.runstate import RunView
 from explorer.models import RunRecord
 from explorer.tui.widgets.fit import FitWidth
 from explorer.tui.widgets.summary import SummaryCard

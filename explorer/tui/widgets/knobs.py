@@ -16,7 +16,7 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import Label, OptionList, Select, Static
 
-from explorer.lab.availability import unavailable_reason
+from explorer.lab.profiles.availability import unavailable_reason
 from explorer.lab.workloads import build_workload
 from explorer.models import Capabilities, FkTiming, Knobs, Profile, TableKind, Toast
 from explorer.tui.glyphs import glyph

@@ -9,9 +9,9 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import DataTable, Static
 
-from explorer.lab.mechanism import UNKNOWN, MechanismSummary, detail_lines
-from explorer.lab.report import SummaryRow
-from explorer.lab.units import human_bytes
+from explorer.analysis.mechanism import UNKNOWN, MechanismSummary, detail_lines
+from explorer.analysis.report import SummaryRow
+from explorer.analysis.units import human_bytes
 
 COLUMNS = (
     ("variant", "variant"),

@@ -1,17 +1,13 @@
 """The end-of-matrix summary card: the story of a finished matrix in a few lines.
 
 When a matrix ends it fills the duration pane: per variant one line with the verdict against
-the baseline (`verdict.compare` on the per-trial totals), the total, and the mechanism in a
-few words (WAL written, else fsyncs, else the top wait), e.g.
+the baseline, the total, and the mechanism in a few words — rows from
+`explorer.analysis.card` (the judged verdicts the table shows); this widget only draws, e.g.
 `unlogged   0.54× faster · 1.40 s · WAL 2.6 GiB → 8.7 KiB`. Bold and spaced out, to be read
 from the back of a room; `Enter` opens the full table, `Escape` goes back to the bars.
 """
 
 from __future__ import annotations
-
-import statistics
-from collections.abc import Sequence
-from dataclasses import dataclass
 
 from rich.text import Text
 from textual.binding import Binding
@@ -19,90 +15,10 @@ from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Static
 
-from explorer.lab.units import human_bytes
-from explorer.lab.verdict import Verdict, compare, total
-from explorer.models import RunRecord, TrialResult
+from explorer.analysis.card import ARROW, CardLine, card_lines
+from explorer.models import RunRecord
 from explorer.tui.glyphs import glyph
 from explorer.tui.widgets.fit import FitWidth
-
-
-@dataclass
-class CardLine:
-    """One variant's line on the card.
-
-    Args:
-        variant: The variant's name.
-        baseline: This is the baseline variant.
-        total: Median of the per-trial totals, seconds (None: no finished trial).
-        verdict: Against the baseline (None for the baseline itself or without trials).
-        mechanism: A few words on why, e.g. "WAL 2.6 GiB → 8.7 KiB" ("" when nothing says).
-    """
-
-    variant: str
-    baseline: bool
-    total: float | None
-    verdict: Verdict | None
-    mechanism: str
-
-
-def _median(values: Sequence[float]) -> float | None:
-    return statistics.median(values) if values else None
-
-
-def _stat(trials: list[TrialResult], name: str) -> float | None:
-    values = []
-    for trial in trials:
-        stats = trial.stats
-        value = None
-        if stats is not None:
-            value = stats.wal_bytes if name == "wal_bytes" else stats.fsyncs
-        if isinstance(value, int | float):
-            values.append(float(value))
-    return _median(values)
-
-
-def _mechanism(base: list[TrialResult], mine: list[TrialResult]) -> str:
-    """The first measured difference that explains a change: WAL, fsyncs, top wait."""
-    arrow = glyph("→")
-    b_wal, m_wal = _stat(base, "wal_bytes"), _stat(mine, "wal_bytes")
-    if b_wal is not None and m_wal is not None and (b_wal or m_wal):
-        if abs(m_wal - b_wal) > 0.1 * max(b_wal, m_wal):
-            return f"WAL {human_bytes(b_wal)} {arrow} {human_bytes(m_wal)}"
-    b_fs, m_fs = _stat(base, "fsyncs"), _stat(mine, "fsyncs")
-    if b_fs is not None and m_fs is not None and b_fs != m_fs:
-        return f"fsyncs {b_fs:.0f} {arrow} {m_fs:.0f}"
-    if b_wal is not None and m_wal is not None and (b_wal or m_wal):
-        return f"WAL {human_bytes(m_wal)} (same)"
-    return ""
-
-
-def card_lines(record: RunRecord) -> list[CardLine]:
-    """Per variant, in the profile's order: total, verdict against the baseline, mechanism."""
-    ok = [t for t in record.trials if t.status == "ok"]
-    by_variant: dict[str, list[TrialResult]] = {}
-    for trial in ok:
-        by_variant.setdefault(trial.variant, []).append(trial)
-    totals = {
-        name: [t for t in (total(p.seconds for p in tr.phases) for tr in trials) if t is not None]
-        for name, trials in by_variant.items()
-    }
-    base_name = record.profile.baseline_name()
-    base = totals.get(base_name, [])
-    lines = []
-    for variant in record.profile.variants:
-        mine = totals.get(variant.name, [])
-        is_base = variant.name == base_name
-        verdict = compare(base, mine) if mine and base and not is_base else None
-        mechanism = (
-            _mechanism(by_variant.get(base_name, []), by_variant[variant.name])
-            if not is_base and variant.name in by_variant
-            else ""
-        )
-        if is_base and variant.name in by_variant:
-            wal = _stat(by_variant[variant.name], "wal_bytes")
-            mechanism = f"WAL {human_bytes(wal)}" if wal is not None else ""
-        lines.append(CardLine(variant.name, is_base, _median(mine), verdict, mechanism))
-    return lines
 
 
 def _seconds(value: float | None) -> str:
@@ -174,7 +90,7 @@ def _card(
             tail = f" {dot} {line.mechanism}"
             if len(last) + len(tail) > width:
                 tail = f"\n{glyph('·')} {line.mechanism}" if wrap_tails else ""
-            text.append(tail)
+            text.append(tail.replace(ARROW, glyph(ARROW)))
         text.append("\n")
     text.append("\nEnter ", style="bold")
     text.append("full table  ", style="dim")

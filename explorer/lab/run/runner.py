@@ -4,7 +4,7 @@ The runner owns the order of things: variants in balanced rounds (A B C, C B A, 
 warm-up round first, more rounds while the verdicts are undecided (repeats = "auto"), apply each
 variant's knobs, CHECKPOINT and settle, time the phases, store each finished trial before the
 next starts, and undo everything at the end — finished, failed or cancelled. What a dead pgwx
-left is put back once per session (`explorer.lab.session`). It never imports textual; the
+left is put back once per session (`explorer.lab.run.session`). It never imports textual; the
 CLI, the TUI and replay all read the same events.
 """
 
@@ -21,12 +21,16 @@ from typing import Any
 
 import asyncpg
 
+from explorer.analysis.environment import warnings as machine_warnings
+from explorer.analysis.judge import judge, undecided_text
+from explorer.analysis.verdict import balanced_order
 from explorer.errors import UsageError
-from explorer.lab.availability import unavailable_reason
-from explorer.lab.environment import MachineLoad
-from explorer.lab.environment import capture as capture_environment
-from explorer.lab.environment import warnings as machine_warnings
-from explorer.lab.guard import (
+from explorer.lab.measure.environment import MachineLoad
+from explorer.lab.measure.environment import capture as capture_environment
+from explorer.lab.measure.probe import PhaseProbe
+from explorer.lab.measure.sampler import Sampler, SamplerNotice, TrialSampler
+from explorer.lab.profiles.availability import unavailable_reason
+from explorer.lab.run.guard import (
     drop_schema,
     lost_connection,
     lost_reason,
@@ -34,16 +38,12 @@ from explorer.lab.guard import (
     run_watched,
     wait_for_server,
 )
-from explorer.lab.judge import judge, undecided_text
-from explorer.lab.leftovers import auto_conf_path, foreign_notice, off_defaults, still_in_force
-from explorer.lab.mechanism import PhaseProbe
-from explorer.lab.owner import RunOwner
-from explorer.lab.results import ResultStore, new_run_id
-from explorer.lab.sampler import Sampler, SamplerNotice, TrialSampler
-from explorer.lab.scratch import scratch_dir
-from explorer.lab.settings import Journal, ServerSettings, settings_in_force
-from explorer.lab.sql import run_scope, schema, work_prefix
-from explorer.lab.verdict import balanced_order
+from explorer.lab.run.leftovers import auto_conf_path, foreign_notice, off_defaults, still_in_force
+from explorer.lab.run.owner import RunOwner
+from explorer.lab.run.scratch import scratch_dir
+from explorer.lab.run.settings import Journal, ServerSettings, settings_in_force
+from explorer.lab.scope import run_scope, schema, work_prefix
+from explorer.lab.store.results import ResultStore, new_run_id
 from explorer.lab.workloads import build_workload
 from explorer.lab.workloads.base import TrialContext, Workload, WorkloadError, session_settings
 from explorer.models import (
@@ -302,14 +302,14 @@ class Runner:
         every knob, stores the run as cancelled and then re-raises CancelledError.
 
         The run works in its own schema and tags its sessions with its id (see
-        `explorer.lab.sql.run_scope`), so another pgwx on the same server is left alone.
+        `explorer.lab.scope.run_scope`), so another pgwx on the same server is left alone.
 
         Raises:
             ServerBusy: the run would change server settings while another pgwx's are in force.
         """
         # Every way out removes the scratch directory: finished, failed before the run
         # began, cancelled, or cancelled again while the undo was still going; the ones runs
-        # killed outright left behind go as this one starts (see `explorer.lab.scratch`).
+        # killed outright left behind go as this one starts (see `explorer.lab.run.scratch`).
         with scratch_dir() as workdir, run_scope(self.run_id):
             return await self._run(emit, workdir)
 

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import asyncpg
 
-from explorer.lab.guard import drop_schema, end_orphans
-from explorer.lab.leftovers import repair_journaled
-from explorer.lab.owner import (
+from explorer.lab.run.guard import drop_schema, end_orphans
+from explorer.lab.run.leftovers import repair_journaled
+from explorer.lab.run.owner import (
     LOCK_CLASS,
     SETTINGS_KEY,
     ServerBusy,
@@ -27,9 +27,9 @@ from explorer.lab.owner import (
     run_key,
     settings_holder,
 )
-from explorer.lab.results import ResultStore
-from explorer.lab.settings import Journal, JournalUnreadable, ServerSettings
-from explorer.lab.sql import SCHEMA, run_of_schema
+from explorer.lab.run.settings import Journal, JournalUnreadable, ServerSettings
+from explorer.lab.scope import SCHEMA, run_of_schema
+from explorer.lab.store.results import ResultStore
 from explorer.models import Capabilities
 from explorer.server.capabilities import probe
 from explorer.server.connect import LIBPQ_ENV, Target

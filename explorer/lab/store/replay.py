@@ -19,9 +19,9 @@ from pathlib import Path
 
 from pydantic import TypeAdapter
 
-from explorer.lab.recording import SUFFIX, RecordingError, Tape, read_recording
-from explorer.lab.results import ResultStore, StoreError
-from explorer.lab.runstate import RunView
+from explorer.lab.store.recording import SUFFIX, RecordingError, Tape, read_recording
+from explorer.lab.store.results import ResultStore, StoreError
+from explorer.lab.view.runstate import RunView
 from explorer.models import Event, PhaseStarted, Profile, RunRecord, RunStarted, SampleTaken
 
 _EVENTS: TypeAdapter[list[Event]] = TypeAdapter(list[Event])
@@ -36,7 +36,7 @@ SPEEDS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0)
 
 def recordings_dir() -> Path:
     """The recordings shipped with pgwx (profiles/recordings)."""
-    from explorer.lab.profiles import profiles_dir
+    from explorer.lab.profiles.catalog import profiles_dir
 
     return profiles_dir() / "recordings"
 

@@ -1,6 +1,6 @@
 """A run's verdicts: every variant × phase against the baseline, from the stored trials.
 
-`explorer.lab.verdict` has the statistics of one comparison; this module picks the samples
+`explorer.analysis.verdict` has the statistics of one comparison; this module picks the samples
 out of a run (finished trials only, warm-ups left out, phases in run order, a total only where
 every phase of the trial is known), compares each variant's phase with the baseline's, checks
 the baseline for drift, and says which comparisons are settled. The runner asks it whether
@@ -13,7 +13,7 @@ import statistics
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from explorer.lab.verdict import (
+from explorer.analysis.verdict import (
     DEFAULT_FLOOR_SECONDS,
     DEFAULT_THRESHOLD,
     Verdict,

@@ -1,7 +1,7 @@
 """Polls the server's statistics and turns counters into per-interval deltas and rates.
 
 One `Sampler` runs beside a workload on its own connection. Every `interval` it takes one
-reading (one SELECT, see `explorer.lab.stats`) and emits a `Sample`; in between it polls the
+reading (one SELECT, see `explorer.lab.measure.stats`) and emits a `Sample`; in between it polls the
 wait events of the workload's backends every `wait_interval`. Counters that a backend publishes
 only when it goes idle (pg_stat_io, pg_stat_wal) land late, so the live signals during one long
 statement are the WAL insert position, relation sizes, progress views and wait events.
@@ -25,9 +25,9 @@ from typing import Any, Literal, Protocol
 import asyncpg
 from pydantic import BaseModel
 
-from explorer.lab import stats
-from explorer.lab.sql import close_or_terminate
-from explorer.lab.stats import CheckpointerDelta, IoDelta, Progress, WalDelta
+from explorer.lab.measure import stats
+from explorer.lab.measure.stats import CheckpointerDelta, IoDelta, Progress, WalDelta
+from explorer.lab.scope import close_or_terminate
 from explorer.models import (
     BLOCK_SIZE,
     WRITERS,

@@ -19,13 +19,8 @@ import asyncpg
 
 from explorer.errors import PgwxError
 from explorer.paths import state_dir
+from explorer.server.capabilities import RESTART_CONTEXTS
 from explorer.server.connect import Target
-
-RESTART_CONTEXTS = {"postmaster"}
-"""pg_settings.context values whose change needs a server restart."""
-RELOAD_CONTEXTS = {"sighup", "superuser", "user", "superuser-backend", "backend"}
-"""pg_settings.context values that a configuration reload (or a new session) picks up."""
-
 
 # --------------------------------------------------------------------------- journal
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from explorer.errors import PgwxError
-from explorer.lab.tomlines import locate
+from explorer.lab.profiles.tomlines import locate
 from explorer.lab.workloads import KINDS, build_workload
 from explorer.models import Profile
 
@@ -62,10 +62,11 @@ def shipped_profile_paths() -> list[Path]:
 
 def profiles_dir() -> Path:
     """The profiles shipped with pgwx (the repo's profiles/, or the wheel's copy)."""
-    here = Path(__file__).resolve().parents[2] / "profiles"
+    package = Path(__file__).resolve().parents[2]  # explorer/, from explorer/lab/profiles/
+    here = package.parent / "profiles"
     if here.is_dir():
         return here
-    return Path(__file__).resolve().parents[1] / "_profiles"
+    return package / "_profiles"
 
 
 def find_profile(ref: str, notice: Callable[[str], None] | None = None) -> Path:

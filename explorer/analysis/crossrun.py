@@ -3,7 +3,7 @@
 Variants and phases are matched by name; run A is the baseline of every comparison, so a
 verdict reads "in run B this variant's phase was … than in run A" (PG 15 against PG 18,
 yesterday against today, a laptop against a server). The statistics are the same as within a
-run (`explorer.lab.verdict.compare`), on each run's measured trials (warm-ups left out).
+run (`explorer.analysis.verdict.compare`), on each run's measured trials (warm-ups left out).
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any
 
-from explorer.lab.judge import samples, settled
-from explorer.lab.verdict import Verdict, compare
+from explorer.analysis.judge import samples, settled
+from explorer.analysis.verdict import Verdict, compare
 from explorer.models import RunRecord
 
 

@@ -24,7 +24,7 @@ from typing import Any, overload
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from explorer.errors import PgwxError
-from explorer.lab.results import ResultStore, write_private
+from explorer.lab.store.results import ResultStore, write_private
 from explorer.models import Event, PhaseStarted, RunRecord, SampleTaken
 from explorer.server.conninfo import parse_dsn
 

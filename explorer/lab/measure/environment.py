@@ -7,9 +7,7 @@ and /proc/loadavg at the start, after every trial and at the end: CPU time stole
 hypervisor, and other work competing with the server, make timings slower for reasons that
 have nothing to do with the knob under test.
 
-Warning thresholds (`warnings`): steal above 5 % of the CPU over the run, or above 10 %
-between two trials; a 1-minute load average above 1.5 runnable tasks per CPU at any trial's
-end (the workload and the server account for at most about one per CPU on their own).
+What those readings mean for the timings is judged in `explorer.analysis.environment`.
 """
 
 from __future__ import annotations
@@ -24,13 +22,6 @@ import asyncpg
 
 from explorer.models import Capabilities, CpuLoad, Environment
 from explorer.server.connect import ConnectError, Target
-
-STEAL_RUN = 0.05
-"""Share of CPU stolen over the whole run above which the report warns."""
-STEAL_INTERVAL = 0.10
-"""Share stolen between two trials above which the report warns."""
-LOAD_PER_CPU = 1.5
-"""1-minute load average per CPU above which the report warns of other load."""
 
 ENV_SETTINGS = (
     "shared_buffers",
@@ -182,53 +173,3 @@ def _shares(before: list[int], after: list[int]) -> tuple[float, float, float]:
         return 0.0, 0.0, 0.0
     idle, iowait, steal = d[3], d[4], d[7]
     return (whole - idle - iowait - steal) / whole, steal / whole, iowait / whole
-
-
-def warnings(env: Environment) -> list[str]:
-    """One line per reason the machine may have distorted the timings (see module doc)."""
-    cpu = env.cpu
-    if cpu is None:
-        return []
-    out = []
-    if cpu.steal > STEAL_RUN or (cpu.steal_max or 0.0) > STEAL_INTERVAL:
-        out.append(
-            f"CPU steal {cpu.steal:.0%} over the run (worst between two trials "
-            f"{cpu.steal_max or 0:.0%}): the hypervisor gave this machine's CPU to others, "
-            "so timings are slower and noisier than the hardware"
-        )
-    cpus = env.cpu_count or 1
-    if cpu.loadavg_max is not None and cpu.loadavg_max > LOAD_PER_CPU * cpus:
-        out.append(
-            f"load average reached {cpu.loadavg_max:.1f} on {cpus} CPU(s): other work "
-            "competed with the server; compare only against runs under the same load"
-        )
-    return out
-
-
-def describe(env: Environment) -> list[str]:
-    """The environment as a few lines of text (markdown-safe), warnings first."""
-    lines = [f"**Warning:** {w}" for w in env.warnings]
-    if lines:
-        lines.append("")
-    checksums = {True: "on", False: "off", None: "?"}[env.data_checksums]
-    server = f"PostgreSQL {env.server_version}, data checksums {checksums}"
-    if env.io_method is not None:
-        server += f", io_method {env.io_method}"
-    cpu = f"{env.cpu_count or '?'} CPU(s)" + (f" ({env.cpu_model})" if env.cpu_model else "")
-    lines.append(f"Environment: pgwx {env.pgwx_version} · {server} · {cpu}")
-    if env.cpu is not None:
-        c = env.cpu
-        load = "?" if c.loadavg_max is None else f"{c.loadavg_max:.1f}"
-        lines.append(
-            f"Machine during the run ({c.seconds:.0f} s, same machine as the server): "
-            f"CPU busy {c.busy:.0%}, steal {c.steal:.1%} (worst between trials "
-            f"{c.steal_max or 0:.1%}), iowait {c.iowait:.1%}, peak load average {load}"
-        )
-    elif not env.same_machine:
-        lines.append("Machine load: not measured (the server is on another machine)")
-    if env.settings:
-        lines.append(
-            "Server settings at the start: "
-            + ", ".join(f"{k}={v}" for k, v in sorted(env.settings.items()))
-        )
-    return lines

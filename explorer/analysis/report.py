@@ -1,10 +1,10 @@
 """The article's table from a stored run: min / median / max per phase, verdicts, settings.
 
 Markdown for people, CSV and JSON for anything else. Each variant's phase carries a verdict
-against the baseline's (`explorer.lab.judge`): the ratio of medians with its 95 % interval and
+against the baseline's (`explorer.analysis.judge`): the ratio of medians with its 95 % interval and
 one word, "faster" / "slower" only when the trials support it. Warm-up trials are counted
 apart and left out of every figure. Beside each timing, what the server did in that phase
-(`explorer.lab.mechanism`).
+(`explorer.analysis.mechanism`).
 """
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ import statistics
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from explorer.lab import environment, mechanism
-from explorer.lab.judge import TOTAL, Judgement, judge, measured, samples, undecided_text
-from explorer.lab.mechanism import MechanismSummary
-from explorer.lab.verdict import Verdict
+from explorer.analysis import environment, mechanism
+from explorer.analysis.judge import TOTAL, Judgement, judge, measured, samples, undecided_text
+from explorer.analysis.mechanism import MechanismSummary
+from explorer.analysis.verdict import Verdict
 from explorer.models import RunRecord, TrialResult
 
 

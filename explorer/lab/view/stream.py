@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 
-from explorer.lab.units import human_bytes
+from explorer.analysis.units import human_bytes
 from explorer.models import (
     Event,
     Notice,

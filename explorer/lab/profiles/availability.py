@@ -8,9 +8,9 @@ does not own, a risky value without --allow-risky), or when the workload cannot 
 
 from __future__ import annotations
 
-from explorer.lab.settings import RESTART_CONTEXTS
 from explorer.lab.workloads.base import Workload
 from explorer.models import RISKY_SETTINGS, Capabilities, Knobs, Toast
+from explorer.server.capabilities import RESTART_CONTEXTS
 
 
 def unavailable_reason(

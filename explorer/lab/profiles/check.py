@@ -19,10 +19,10 @@ from typing import Any
 import asyncpg
 from pydantic import BaseModel, ValidationError
 
-from explorer.lab.availability import unavailable_reason
-from explorer.lab.profiles import ProfileError, load_profile
-from explorer.lab.sql import SCHEMA
-from explorer.lab.tomlines import locate
+from explorer.lab.profiles.availability import unavailable_reason
+from explorer.lab.profiles.catalog import ProfileError, load_profile
+from explorer.lab.profiles.tomlines import locate
+from explorer.lab.scope import SCHEMA
 from explorer.lab.workloads import KINDS, build_workload, workload_class
 from explorer.lab.workloads.base import Workload
 from explorer.lab.workloads.sql import SqlWorkload, one_line

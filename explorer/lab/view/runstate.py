@@ -3,7 +3,7 @@
 Live runs and replays both call `RunView.apply` with the runner's events, in order. Nothing
 here draws; the widgets read this state when they redraw. Series are bounded (`SERIES_LEN`
 samples), so a run of any length costs the same memory. Statistics come from
-`explorer.lab.report.summarize` on the `RunRecord` kept here, never recomputed.
+`explorer.analysis.report.summarize` on the `RunRecord` kept here, never recomputed.
 """
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
-from explorer.lab.report import SummaryRow, summarize
-from explorer.lab.units import MIB
-from explorer.lab.units import human_bytes as _size
-from explorer.lab.units import human_count as _count
+from explorer.analysis.report import SummaryRow, summarize
+from explorer.analysis.units import MIB
+from explorer.analysis.units import human_bytes as _size
+from explorer.analysis.units import human_count as _count
 from explorer.models import (
     Capabilities,
     Event,

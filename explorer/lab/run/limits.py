@@ -12,8 +12,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from explorer.analysis.units import human_bytes
 from explorer.errors import UsageError
-from explorer.lab.units import human_bytes
 from explorer.lab.workloads import build_workload
 from explorer.models import Profile
 

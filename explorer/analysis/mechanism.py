@@ -1,93 +1,26 @@
-"""The mechanism behind each phase: measured at the phase's edges, summed over trials.
-
-`PhaseProbe` brackets one phase with sampler readings: a reading at the start, the workload's
-statistics flushed and its helper processes (pg_restore, pgbench) gone at the end, then a
-last reading. What the sampler summed in between is the phase's `PhaseMechanism`.
+"""The mechanism behind each phase, summed over trials (the live probe is `lab.measure.probe`).
 
 `MechanismSummary` is one table row's mechanism over the trials: medians per value, waits
 pooled. A value that any trial could not measure is None — shown as `?` — and so is every
-total that includes it (`explorer.lab.verdict.total`).
+total that includes it (`explorer.analysis.verdict.total`).
 """
 
 from __future__ import annotations
 
-import asyncio
 import statistics
-import time
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Literal
 
-import asyncpg
-
-from explorer.lab.sampler import TrialSampler
-from explorer.lab.units import human_bytes
-from explorer.lab.verdict import total
+from explorer.analysis.units import human_bytes
+from explorer.analysis.verdict import total
 from explorer.models import WRITERS, PhaseMechanism, PhaseResult
-
-EDGE_TIMEOUT = 5.0
-"""Seconds to wait for the reading at a phase's edge (a loaded machine can be slow)."""
-QUIESCE_TIMEOUT = 10.0
-"""Seconds to wait for a finished tool's sessions to leave (and so publish their counters)."""
 
 LATE_FIELDS = ("wal_fpi", "wal_records")
 """pg_stat_wal counters a backend publishes only when its transaction has ended."""
 
 IO_KINDS: tuple[Literal["written", "extended", "fsyncs"], ...] = ("written", "extended", "fsyncs")
 """The pg_stat_io quantities split by writer."""
-
-_GONE_SQL = """
-SELECT count(*) FROM pg_stat_activity
-WHERE starts_with(application_name, $1) AND NOT (pid = ANY($2::int[]))
-"""
-
-
-class PhaseProbe:
-    """Brackets phases with sampler readings on behalf of one trial.
-
-    Args:
-        sampler: The run's sampler.
-        conn: A session that is not the workload's, to see when helper processes are gone.
-        prefix: application_name prefix of the workload's sessions.
-    """
-
-    def __init__(
-        self, sampler: TrialSampler, conn: asyncpg.Connection, prefix: str = "pgwx-work"
-    ) -> None:
-        self.sampler = sampler
-        self.conn = conn
-        self.prefix = prefix
-
-    async def begin(self, name: str) -> None:
-        """Take a reading now and open `name`'s window there."""
-        sharp = await self.sampler.sample_now(EDGE_TIMEOUT)
-        self.sampler.begin_phase(name, sharp=sharp)
-
-    def split(self, name: str) -> None:
-        """End the open phase at the next reading and start `name` (no await: a callback)."""
-        self.sampler.split_phase(name)
-
-    async def end(self, keep_pids: set[int]) -> dict[str, PhaseMechanism]:
-        """Wait for the helpers' sessions to leave, take a reading, close the window(s).
-
-        A backend publishes its counters on exit before it leaves pg_stat_activity, so once
-        only `keep_pids` (the trial's own open sessions, already flushed) remain, the reading
-        holds everything the phase did.
-
-        Args:
-            keep_pids: Server pids of the workload sessions that stay open.
-        """
-        deadline = time.monotonic() + QUIESCE_TIMEOUT
-        while time.monotonic() < deadline:
-            try:
-                left = await self.conn.fetchval(_GONE_SQL, self.prefix, list(keep_pids))
-            except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError):
-                break
-            if not left:
-                break
-            await asyncio.sleep(0.02)
-        sharp = await self.sampler.sample_now(EDGE_TIMEOUT)
-        return self.sampler.end_phase(sharp=sharp)
 
 
 def fold_late(into: PhaseMechanism, other: PhaseMechanism, into_name: str) -> None:
