@@ -163,7 +163,9 @@ class ResultsTable(DataTable[Text | str]):
             if n < len(shown):
                 for col, value, old, new in zip(col_keys, values, shown[n][1], look, strict=True):
                     if old != new:
-                        self.update_cell(key, col, value)
+                        # Grow the column with its content: a count of 3 that becomes 30,
+                        # or "undecided" that becomes a longer verdict, is never cut.
+                        self.update_cell(key, col, value, update_width=True)
                         under_cursor_changed |= n == self.cursor_row
                 shown[n] = (key, look)
             else:
