@@ -16,6 +16,7 @@ import pytest
 from explorer.analysis import environment
 from explorer.analysis.mechanism import fold_late, summarize_total
 from explorer.analysis.report import summarize, to_csv, to_json, to_markdown
+from explorer.lab.measure import environment as machine
 from explorer.models import (
     CpuLoad,
     Environment,
@@ -153,14 +154,14 @@ def test_warnings_only_when_steal_or_load_matter() -> None:
 def test_machine_load_from_proc_deltas(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     proc = tmp_path / "proc"
     proc.mkdir()
-    monkeypatch.setattr(environment, "PROC", proc)
+    monkeypatch.setattr(machine, "PROC", proc)
 
     def write(user: int, idle: int, steal: int, load: float) -> None:
         (proc / "stat").write_text(f"cpu  {user} 0 0 {idle} 0 0 0 {steal} 0 0\ncpu0 1 2 3\n")
         (proc / "loadavg").write_text(f"{load} 0.5 0.5 1/100 42\n")
 
     write(100, 100, 0, 0.5)
-    load = environment.MachineLoad()
+    load = machine.MachineLoad()
     write(160, 120, 20, 4.0)  # 100 ticks: 60 busy, 20 idle, 20 stolen
     load.tick()
     write(200, 200, 20, 1.0)  # 120 more ticks: 40 busy, 80 idle, none stolen
@@ -183,7 +184,7 @@ def test_machine_load_from_proc_deltas(tmp_path: Path, monkeypatch: pytest.Monke
 )
 def test_same_machine(dsn: str, here: bool, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("PGHOST", raising=False)
-    assert environment.same_machine(Target(dsn=dsn)) is here
+    assert machine.same_machine(Target(dsn=dsn)) is here
 
 
 def test_report_has_the_environment_block_and_its_warning() -> None:
