@@ -13,7 +13,15 @@ from textual.widgets import Static
 from explorer.analysis.units import human_bytes, human_count
 from explorer.lab.view.runstate import RunView
 from explorer.models import Capabilities
-from explorer.tui.widgets.chart import ChartSpec, LineSpec, StackSpec, TimeChart, legend
+from explorer.tui.widgets.chart import (
+    ChartSpec,
+    LineSpec,
+    StackSpec,
+    TimeChart,
+    app_uses_glyphs,
+    legend,
+    phase_labels,
+)
 from explorer.tui.widgets.fit import FitWidth, flow
 
 Mode = Literal["wal", "io", "waits"]
@@ -177,9 +185,10 @@ class ActivityPane(Vertical):
         seen: dict[str, None] = {}
         for _, name in self.view.phase_marks:
             seen.setdefault(name, None)
+        labels = phase_labels(list(seen))
         entries = []
         for name in seen:
-            entry = Text(name[:1].upper(), style="bold")
+            entry = Text(labels[name], style="bold")
             entry.append(f" {name}")
             entries.append(entry)
         return entries
@@ -189,7 +198,7 @@ class ActivityPane(Vertical):
         text = Text()
         mode = mode or self.mode
         spec = self._spec(mode)
-        no_color = self.app.no_color
+        no_color = app_uses_glyphs(self.app)
         if isinstance(spec, LineSpec) and len(spec.series) > 1:
             text.append_text(flow(legend(list(spec.series), no_color=no_color), width))
             text.append("\n")

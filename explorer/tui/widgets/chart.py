@@ -7,12 +7,13 @@ or a fast replay costs nothing, and a slow SSH link never sees a storm of repain
 
 from __future__ import annotations
 
+import re
 import zlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from rich.text import Text
-from textual.app import RenderResult
+from textual.app import App, RenderResult
 from textual_plotext import PlotextPlot
 
 from explorer.tui.glyphs import ascii_mode
@@ -138,6 +139,84 @@ def series_slots(names: Sequence[str]) -> dict[str, int]:
                 break
         taken.add(slot)
         out[name] = slot
+    return out
+
+
+FEW_COLOR_SYSTEMS = {"standard", "windows"}
+"""Rich colour systems of 16 colours: the palette's eight colours fold onto fewer there
+(`TERM=xterm`, `screen`), so 'client extends' and 'client writes' came out alike."""
+
+
+def uses_glyphs(no_color: bool, color_system: str | None, headless: bool = False) -> bool:
+    """Whether series are told apart by glyph: no colour, ASCII only, or 16 colours at most.
+
+    Args:
+        no_color: NO_COLOR is set.
+        color_system: The terminal's colour system as Rich detected it (None: no colour).
+        headless: No terminal at all (tests, screenshots): draw as a full-colour one would.
+    """
+    if no_color or ascii_mode():
+        return True
+    return not headless and (color_system is None or color_system in FEW_COLOR_SYSTEMS)
+
+
+def app_uses_glyphs(app: App[object]) -> bool:
+    """`uses_glyphs` for a running app's terminal."""
+    return uses_glyphs(app.no_color, app.console.color_system, app.is_headless)
+
+
+MARK_GAP = 2
+"""Columns kept free between a phase rule's label and the next rule."""
+
+
+def phase_labels(names: Sequence[str]) -> dict[str, str]:
+    """A short label per phase name, distinct within the chart.
+
+    The initial when that is unambiguous ('load' → 'L'); a trailing number is kept
+    ('vacuum-analyze-2' → 'V2'); names sharing an initial take their words' initials, then
+    longer prefixes ('copy' → 'Cop', 'commit' → 'Com').
+    """
+    unique = list(dict.fromkeys(names))
+
+    def candidates(name: str) -> list[str]:
+        number = re.search(r"[-_ ]?(\d+)$", name)
+        digits = number.group(1) if number else ""
+        stem = name[: number.start()] if number else name
+        words = [w for w in re.split(r"[^0-9A-Za-z]+", stem) if w] or [stem or "?"]
+        first = words[0]
+        out = [first[:1].upper() + digits, "".join(w[:1] for w in words).upper() + digits]
+        out += [first[:k].capitalize() + digits for k in range(2, len(first) + 1)]
+        return [*out, name]
+
+    out: dict[str, str] = {}
+    level = 0
+    while len(out) < len(unique):
+        pending = [n for n in unique if n not in out]
+        labels = {n: candidates(n)[min(level, len(candidates(n)) - 1)] for n in pending}
+        taken = set(out.values())
+        for name, label in labels.items():
+            clash = label in taken or sum(v == label for v in labels.values()) > 1
+            if not clash or level >= len(candidates(name)) - 1:
+                out[name] = label
+        level += 1
+    return out
+
+
+def thin_marks(
+    marks: Sequence[tuple[float, str]], x0: float, x1: float, columns: int
+) -> list[tuple[float, str]]:
+    """The phase rules that fit: each at least its label's width plus `MARK_GAP` columns after
+    the one before, so a long matrix shows a few readable rules instead of a picket fence."""
+    labels = phase_labels([name for _, name in marks])
+    span = (x1 - x0) or 1.0
+    out: list[tuple[float, str]] = []
+    free_from = -1.0
+    for x, name in sorted(marks):
+        column = (x - x0) / span * columns
+        if column < free_from:
+            continue
+        out.append((x, name))
+        free_from = column + len(labels[name]) + MARK_GAP
     return out
 
 
@@ -290,7 +369,7 @@ class TimeChart(PlotextPlot):
         plt.clear_figure()
         if spec is None:
             return super().render()
-        glyphs = self.app.no_color or ascii_mode()
+        glyphs = app_uses_glyphs(self.app)
         if isinstance(spec, LineSpec):
             drawn = self._lines(spec, glyphs)
         else:
@@ -327,15 +406,25 @@ class TimeChart(PlotextPlot):
             top = max((p[1] for s in spec.series.values() for p in s), default=0.0)
             self._yaxis(top)
             xs = [p[0] for s in spec.series.values() for p in s]
-            self._marks([(at, name) for at, name in spec.marks if min(xs) <= at <= max(xs)], top)
+            inside = [(at, name) for at, name in spec.marks if min(xs) <= at <= max(xs)]
+            self._marks(thin_marks(inside, min(xs), max(xs), columns), top, spec.marks)
         return drawn
 
-    def _marks(self, marks: Sequence[tuple[float, str]], top: float) -> None:
-        """A rule where each phase starts, its initial at the top: 'COPY ends, COMMIT starts'."""
+    def _marks(
+        self, marks: Sequence[tuple[float, str]], top: float, every: Sequence[tuple[float, str]]
+    ) -> None:
+        """A rule where each phase starts, its label at the top: 'COPY ends, COMMIT starts'.
+
+        Labels come from all the chart's phases (`every`), so a phase keeps its label
+        whichever rules are thinned away, and the caption's key matches.
+        """
         top = top * 1.1 if top > 0 else 1.0
+        labels = phase_labels([name for _, name in every])
         for x, name in marks:
             self.plt.vline(x, color="gray")
-            self.plt.text(name[:1].upper(), x, top, color="gray", alignment="left")
+            self.plt.text(
+                labels.get(name, name[:1].upper()), x, top, color="gray", alignment="left"
+            )
 
     def _yaxis(self, top: float) -> None:
         """0 to a bit above the top, four ticks labelled short (12k, 1.5M)."""
@@ -366,5 +455,7 @@ class TimeChart(PlotextPlot):
         # Bars sit at indices: a phase starting at t is ruled at the first bar at or after t.
         ats = [p[0] for p in points]
         placed = [(next((i for i, a in enumerate(ats) if a >= t), -1), n) for t, n in spec.marks]
-        self._marks([(float(i), n) for i, n in placed if 0 < i], top)
+        inside = [(float(i), n) for i, n in placed if 0 < i]
+        columns = max(1, self.size.width - 6)
+        self._marks(thin_marks(inside, 0.0, float(max(1, len(xs) - 1)), columns), top, spec.marks)
         return True
