@@ -400,11 +400,15 @@ class ResultStore:
         return str(rows[0][0])
 
     def latest_with_results(self) -> str:
-        """The newest run with at least one trial that finished ok."""
+        """The newest run with at least one trial that finished ok, ended runs first.
+
+        A run still going (in another terminal) is half a table: it is the latest only when
+        no ended run has results.
+        """
         row = self.db.execute(
             "SELECT id FROM runs WHERE EXISTS (SELECT 1 FROM trials t WHERE t.run_id = "
             "runs.id AND json_extract(t.result, '$.status') = 'ok') "
-            "ORDER BY started_at DESC, id DESC LIMIT 1"
+            "ORDER BY status = 'running', started_at DESC, id DESC LIMIT 1"
         ).fetchone()
         if row is None:
             self.resolve("latest")  # no runs at all says so
@@ -422,7 +426,8 @@ class ResultStore:
         run_id = self.latest_with_results()
         record = self._record_row(run_id)
         when = record.started_at.astimezone().strftime("%Y-%m-%d %H:%M")
-        return run_id, f"latest run with results: {run_id} ({record.profile.name}, {when})"
+        going = ", still running" if record.status == "running" else ""
+        return run_id, f"latest run with results: {run_id} ({record.profile.name}, {when}{going})"
 
     def load(self, ref: str) -> RunRecord:
         """A run with all its trials."""
