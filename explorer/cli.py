@@ -24,7 +24,8 @@ from explorer.errors import PgwxError, UsageError
 from explorer.lab.profiles.catalog import ProfileError, ProfileShadowed, list_profiles, load_profile
 from explorer.lab.run.limits import MAX_BYTES, MAX_ROWS, check_sizes
 from explorer.lab.run.owner import ServerBusy
-from explorer.lab.run.session import Session, restore_pending
+from explorer.lab.run.session import Session, restore_pending, start_repairing
+from explorer.lab.run.undo import Undo, restore_command
 from explorer.lab.store.results import ResultStore
 from explorer.lab.view.stream import LEVEL_MARK, narrate, paced
 from explorer.models import (
@@ -339,18 +340,18 @@ def cmd_run(args: argparse.Namespace) -> int:
 
         record = asyncio.run(open_and_run(session))
     except (KeyboardInterrupt, asyncio.CancelledError):
+        settings = _settings_clause(runner, session)
         if received:
             what = signal.Signals(received[0]).name
             done = f"run {runner.run_id} cancelled" if runner is not None else "nothing ran"
-            say._print(f"{what}: {done}; server settings put back")
+            say._print(f"{what}: {done}; {settings}")
             return 128 + received[0]
         if runner is None:
-            say._print("cancelled before the run started")
+            say._print(f"cancelled before the run started; {settings}")
         else:
             say._print(
-                # what was and was not put back has been said, setting by setting, above
                 f"cancelled: finished trials kept in run "
-                f"{runner.run_id} (`pgwx report {runner.run_id}`)"
+                f"{runner.run_id} (`pgwx report {runner.run_id}`); {settings}"
             )
         return 130
     finally:
@@ -361,12 +362,23 @@ def cmd_run(args: argparse.Namespace) -> int:
         store.close()
         for signo, handler in previous.items():
             signal.signal(signo, signal.SIG_DFL if handler is None else handler)
+    settings = _settings_clause(runner, session)
     if received:  # it came while the server was being stopped: the run itself is stored
-        say._print(f"{signal.Signals(received[0]).name}: run {record.id} is stored")
+        say._print(f"{signal.Signals(received[0]).name}: run {record.id} is stored; {settings}")
         return 128 + received[0]
     print(render(record, args.format), end="")
-    say._print(f"saved as run {record.id}; `pgwx report {record.id} --format csv|json`")
-    return 0 if record.status == "finished" else 1
+    say._print(f"saved as run {record.id}; `pgwx report {record.id} --format csv|json`; {settings}")
+    undone = runner is None or runner.undo.complete
+    return 0 if record.status == "finished" and undone else 1
+
+
+def _settings_clause(runner: Any, session: Session | None) -> str:
+    """What the server's settings are now, from what the undo (or the recovery) did."""
+    if runner is not None:
+        return runner.undo_outcome().sentence(restore_command(runner.target))
+    if session is not None and session.recovered is not None:
+        return session.recovered.sentence(restore_command(session.target))
+    return "no server settings were changed"
 
 
 def quiet_on_broken_pipe(command: Callable[[argparse.Namespace], int]) -> Callable[..., int]:
@@ -548,7 +560,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     return 0 if report.ok else 1
 
 
-async def _restore(target: Target, say: Callable[[str], None]) -> list[str]:
+async def _restore(target: Target, say: Callable[[str], None]) -> Undo:
     """Probe the server and put back what its journal holds (see `restore_pending`)."""
     conn = await target.connect("admin")
     try:
@@ -558,19 +570,28 @@ async def _restore(target: Target, say: Callable[[str], None]) -> list[str]:
     return await restore_pending(target, caps, say)
 
 
-def _put_back(target: Target) -> None:
-    """Before `pgwx server start|stop` hands the server over: undo an interrupted run."""
+def _put_back(target: Target) -> bool:
+    """Before `pgwx server start|stop` hands the server over: undo an interrupted run.
+
+    Returns:
+        Whether nothing pgwx set is left (False: what is left has been said).
+    """
     try:
-        restored = asyncio.run(_restore(target, lambda m: print(f"pgwx: {m}", file=sys.stderr)))
+        undo = asyncio.run(_restore(target, lambda m: print(f"pgwx: {m}", file=sys.stderr)))
     except ServerBusy as exc:
         print(f"pgwx: {exc}", file=sys.stderr)
-        return
-    if restored:
-        print(f"put back {', '.join(restored)} (left changed by an interrupted run)")
+        return True
+    if undo.put_back or not undo.complete:
+        print(f"left by an interrupted run: {undo.sentence(restore_command(target))}")
+    return undo.complete
 
 
 def cmd_restore(args: argparse.Namespace) -> int:
-    """`pgwx restore`: put back what an interrupted run left changed, and nothing else."""
+    """`pgwx restore`: put back what an interrupted run left changed, and nothing else.
+
+    Exit status: 0 when nothing pgwx set is left (entries set aside are named), 1 when
+    something is still set (named, with where), 2 when it could not look (one sentence).
+    """
     say = lambda m: print(m, file=sys.stderr)  # noqa: E731
     store = ResultStore()
     session = Session.resolve(
@@ -578,28 +599,31 @@ def cmd_restore(args: argparse.Namespace) -> int:
     )
     target = session.target
     try:
-        restored = asyncio.run(_restore(target, lambda m: print(f"pgwx: {m}", file=sys.stderr)))
+        undo = asyncio.run(_restore(target, lambda m: print(f"pgwx: {m}", file=sys.stderr)))
     finally:
         session.release(say)
         store.close()
-    if restored:
-        print(f"put back {', '.join(restored)} on {target.label()}")
+    if undo.put_back or not undo.complete or undo.set_aside:
+        print(f"{target.label()}: {undo.sentence(restore_command(target))}")
     else:
         print(f"nothing to put back on {target.label()}")
-    return 0
+    return 0 if undo.complete else 1
 
 
 def cmd_server(args: argparse.Namespace) -> int:
     server = LocalServer(args.data_dir)
     if args.action == "start":
-        server.start()
-        _put_back(Target(bundled=server))
+        start_repairing(server, lambda m: print(f"pgwx: {m}", file=sys.stderr))
+        undone = _put_back(Target(bundled=server))
         print(f"{server.label()} running in {server.data_dir}")
+        return 0 if undone else 1
     elif args.action == "stop":
+        undone = True
         if server.is_running():
-            _put_back(Target(bundled=server))
+            undone = _put_back(Target(bundled=server))
         server.stop()
         print(f"stopped {server.data_dir}")
+        return 0 if undone else 1
     else:
         print(
             f"{server.label()}: {'running' if server.is_running() else 'stopped'} "

@@ -41,7 +41,8 @@ from explorer.lab.run.guard import (
 from explorer.lab.run.leftovers import auto_conf_path, foreign_notice, off_defaults, still_in_force
 from explorer.lab.run.owner import RunOwner
 from explorer.lab.run.scratch import scratch_dir
-from explorer.lab.run.settings import Journal, ServerSettings, settings_in_force
+from explorer.lab.run.settings import Journal, JournalUnreadable, ServerSettings, settings_in_force
+from explorer.lab.run.undo import Undo
 from explorer.lab.scope import run_scope, schema, work_prefix
 from explorer.lab.store.results import ResultStore, new_run_id
 from explorer.lab.workloads import build_workload
@@ -228,6 +229,9 @@ class Runner:
         self._load = MachineLoad()
         self._lost = False
         self._auto_conf: str | None = None
+        self._journal: Journal | None = None
+        self.undo = Undo()
+        """What putting the server settings back did (read by the front end's last line)."""
 
     # ------------------------------------------------------------------ plumbing
     def clock(self) -> float:
@@ -326,7 +330,7 @@ class Runner:
                 caps = self.caps = await probe(conn, owned=self.target.owned)
             finally:
                 await conn.close()
-        journal = Journal(caps.system_identifier)
+        journal = self._journal = Journal(caps.system_identifier)
         foreign = await self._look_at_settings(journal)
         reasons = {
             v.name: unavailable_reason(
@@ -498,22 +502,36 @@ class Runner:
         pending = journal.load()
         conn = await self.target.connect("admin")
         try:
-            self._auto_conf = await auto_conf_path(conn, self.target)
+            self._auto_conf = self.undo.where = await auto_conf_path(conn, self.target)
             return await off_defaults(conn, lambda name: name not in pending)
         finally:
             await conn.close()
 
     async def _put_back(self, scope: RunScope) -> None:
         """Undo the server settings; when that fails, say what is still in force and where."""
+        settings, undo = scope.settings, self.undo
         try:
-            await scope.settings.restore(scope.contexts)
+            undo.put_back = await settings.restore(scope.contexts)
         except Exception as exc:
-            left = scope.settings.journal.load()
-            why = one_sentence(exc)
+            left = settings.journal.load()
+            why = undo.why = one_sentence(exc)
+            undo.put_back = [n for n in settings.started_with if n not in left]
             if not left:
                 self._notice(f"could not finish restoring server settings: {why}", "error")
             else:
                 self._notice(still_in_force(left, self._auto_conf, why), "error")
+        undo.set_aside = dict(settings.set_aside)
+        undo.put_back = list(dict.fromkeys([*settings.repaired, *undo.put_back]))
+
+    def undo_outcome(self) -> Undo:
+        """What the undo did, with what is left read back from the journal now (a second
+        Ctrl-C may have cut the undo short: the journal is the truth, not the plan)."""
+        if self._journal is not None:
+            try:
+                self.undo.left = self._journal.load()
+            except JournalUnreadable as exc:
+                self.undo.why = str(exc)
+        return self.undo
 
     def _finish(self, result: TrialResult) -> TrialResult:
         self._load.tick()

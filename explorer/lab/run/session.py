@@ -9,6 +9,7 @@ kept). Runs on the session reuse its capabilities; nothing is probed or recovere
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -17,6 +18,7 @@ from pathlib import Path
 import asyncpg
 
 from explorer.lab.run.guard import drop_schema, end_orphans
+from explorer.lab.run.journal import UNSAFE_IF_LOST, Journal, JournalUnreadable, shown
 from explorer.lab.run.leftovers import repair_journaled
 from explorer.lab.run.owner import (
     LOCK_CLASS,
@@ -27,12 +29,13 @@ from explorer.lab.run.owner import (
     run_key,
     settings_holder,
 )
-from explorer.lab.run.settings import Journal, JournalUnreadable, ServerSettings
+from explorer.lab.run.settings import ServerSettings
+from explorer.lab.run.undo import Undo, auto_conf_of
 from explorer.lab.scope import SCHEMA, run_of_schema
 from explorer.lab.store.results import ResultStore
 from explorer.models import Capabilities
 from explorer.server.capabilities import probe
-from explorer.server.connect import LIBPQ_ENV, Target
+from explorer.server.connect import LIBPQ_ENV, Target, mask_dsn
 from explorer.server.datadir import AUTO_CONF, ServerError
 from explorer.server.embedded import LocalServer
 
@@ -53,33 +56,25 @@ def uses_user_server(dsn: str | None) -> bool:
 
 
 async def recover(target: Target, caps: Capabilities, notify: Callable[[str], None]) -> list[str]:
+    """Undo what a pgwx that died mid-run left on this server; the settings put back."""
+    return (await recovery(target, caps, notify)).put_back
+
+
+async def recovery(target: Target, caps: Capabilities, notify: Callable[[str], None]) -> Undo:
     """Undo what a pgwx that died mid-run left on this server: settings and its schemas.
 
-    Only what dead runs left is touched: the journal is replayed only while no live pgwx
-    holds the settings lock, and a run's schema is dropped only when its lock is free.
+    The one recovery of every front end: a session opening (`pgwx run`, the app), `pgwx
+    server start|stop` and `pgwx restore`. Only what dead runs left is touched: the journal
+    is replayed only while no live pgwx holds the settings lock, and a run's schema is dropped
+    only when its lock is free. Putting back a restart-only setting (wal_level) restarts the
+    server, which ends every session: each step after it opens its own.
+
+    Returns:
+        What the settings' undo did (what is left, if it stopped, and why).
     """
-    restored: list[str] = []
+    undo = await _recover_settings(target, caps, notify)
     conn = await target.connect("admin")
     try:
-        journal = Journal(caps.system_identifier)
-        if journal.load():
-            if await conn.fetchval("SELECT pg_try_advisory_lock($1, $2)", LOCK_CLASS, SETTINGS_KEY):
-                try:
-                    # The one line below says what was put back; the settings' own
-                    # "restored …" would say it a second time.
-                    settings = ServerSettings(
-                        target, journal, lambda m: None if m.startswith("restored ") else notify(m)
-                    )
-                    contexts = {n: g.context for n, g in caps.gucs.items()}
-                    restored = await settings.restore(contexts)
-                finally:
-                    await conn.execute(
-                        "SELECT pg_advisory_unlock($1, $2)", LOCK_CLASS, SETTINGS_KEY
-                    )
-                notify("put back settings left by an interrupted pgwx: " + ", ".join(restored))
-            else:
-                holder = await settings_holder(conn)
-                notify(f"server settings stay as they are: another pgwx ({holder}) is running")
         # A killed pgwx's statements may still run and hold locks in its schema.
         await _end_orphans(conn, notify)
         for name in await dead_schemas(conn):
@@ -87,7 +82,62 @@ async def recover(target: Target, caps: Capabilities, notify: Callable[[str], No
             notify(blocked or f"dropped schema {name} left by an interrupted pgwx")
     finally:
         await conn.close()
-    return restored
+    return undo
+
+
+async def _recover_settings(
+    target: Target, caps: Capabilities, notify: Callable[[str], None]
+) -> Undo:
+    """Replay the journal under the settings lock; a failure is said, not raised."""
+    journal = Journal(caps.system_identifier)
+    undo = Undo(where=auto_conf_of(target))
+    if not journal.load():
+        return undo
+    conn = await target.connect("admin")
+    try:
+        if not await conn.fetchval("SELECT pg_try_advisory_lock($1, $2)", LOCK_CLASS, SETTINGS_KEY):
+            holder = await settings_holder(conn)
+            notify(f"server settings stay as they are: another pgwx ({holder}) is running")
+            undo.left = journal.load()
+            undo.why = f"another pgwx ({holder}) is running"
+            return undo
+        # The one line below says what was put back; the settings' own
+        # "restored …" would say it a second time.
+        settings = ServerSettings(
+            target, journal, lambda m: None if m.startswith("restored ") else notify(m)
+        )
+        contexts = {n: g.context for n, g in caps.gucs.items()}
+        try:
+            undo.put_back = await settings.restore(contexts)
+        except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError, RuntimeError) as exc:
+            undo.why = _one_line(exc)
+        undo.set_aside = dict(settings.set_aside)
+        undo.left = journal.load()
+        undo.put_back = undo.put_back or [
+            n for n in settings.started_with if n not in undo.left and n not in undo.set_aside
+        ]
+    finally:
+        # A restart for wal_level ended this session, and its lock with it.
+        with contextlib.suppress(asyncpg.InterfaceError, asyncpg.PostgresError, OSError):
+            if not conn.is_closed():
+                await conn.execute(_UNLOCK, LOCK_CLASS, SETTINGS_KEY)
+        with contextlib.suppress(asyncpg.InterfaceError, asyncpg.PostgresError, OSError):
+            await conn.close()
+    if undo.put_back:
+        notify("put back settings left by an interrupted pgwx: " + ", ".join(undo.put_back))
+    if undo.left:
+        notify(
+            f"could not put back {undo.left_values()}"
+            + (f" ({undo.why})" if undo.why else "")
+            + f"; still set in {undo.where or 'postgresql.auto.conf'}"
+        )
+    return undo
+
+
+def _one_line(exc: BaseException) -> str:
+    """An error's first line, without a password."""
+    text = str(exc).strip()
+    return mask_dsn(text.splitlines()[0] if text else type(exc).__name__)
 
 
 async def _end_orphans(conn: asyncpg.Connection, notify: Callable[[str], None]) -> None:
@@ -103,23 +153,22 @@ async def _end_orphans(conn: asyncpg.Connection, notify: Callable[[str], None]) 
         )
 
 
-UNSAFE_IF_LOST = ("fsync", "full_page_writes", "synchronous_commit")
-"""Settings whose journal entry, if lost, is put back to the server default (the safe side)."""
-
-
 async def restore_pending(
     target: Target, caps: Capabilities, notify: Callable[[str], None]
-) -> list[str]:
+) -> Undo:
     """`pgwx restore`: put back whatever the journal holds for this server, damaged or not.
 
-    From a damaged journal, every entry that can still be read is put back; fsync,
-    full_page_writes and synchronous_commit left off in postgresql.auto.conf go back to the
-    server default. The damaged file is kept beside the journal as `.corrupt-<time>`.
+    From a damaged journal, every entry pgwx could have written is put back; an entry naming
+    a setting pgwx never changes, or whose value is not text, is set aside (kept in the
+    `.corrupt-<time>` file beside the journal, and named), never applied; fsync,
+    full_page_writes and synchronous_commit left off in postgresql.auto.conf without a
+    readable entry go back to the server default.
 
     Raises:
         ServerBusy: another live pgwx has settings in force (its journal is not ours to undo).
     """
     journal = Journal(caps.system_identifier)
+    set_aside: dict[str, str] = {}
     conn = await target.connect("admin")
     try:
         holder = await settings_holder(conn)
@@ -128,7 +177,7 @@ async def restore_pending(
         try:
             journal.load()
         except JournalUnreadable:
-            entries = journal.salvage()
+            entries, set_aside = journal.sort_out()
             for name in UNSAFE_IF_LOST:
                 left = await conn.fetchval(
                     """SELECT setting FROM pg_file_settings
@@ -140,10 +189,16 @@ async def restore_pending(
                     entries[name] = {"auto": None}
             aside = journal.set_aside()
             journal.save(entries)
-            notify(f"the damaged journal is kept as {aside}")
+            named = "; ".join(f"{shown(n)} ({why})" for n, why in set_aside.items())
+            notify(
+                f"the damaged journal is kept as {aside}"
+                + (f"; set aside, never applied: {named}" if named else "")
+            )
     finally:
         await conn.close()
-    return await recover(target, caps, notify)
+    undo = await recovery(target, caps, notify)
+    undo.set_aside = {**{shown(n): w for n, w in set_aside.items()}, **undo.set_aside}
+    return undo
 
 
 async def dead_schemas(conn: asyncpg.Connection) -> list[str]:
@@ -226,6 +281,8 @@ class Session:
     """Runs a killed pgwx left, marked incomplete when the session opened."""
     restored: list[str] = field(default_factory=list)
     """Server settings a killed pgwx left changed, put back when the session opened."""
+    recovered: Undo | None = None
+    """What the recovery did when the session opened (what it could not put back, too)."""
 
     @classmethod
     def resolve(
@@ -265,7 +322,8 @@ class Session:
         self.interrupted = self.store.mark_interrupted()
         for run_id in self.interrupted:
             notify(f"run {run_id} was interrupted; its finished trials are kept")
-        self.restored = await recover(self.target, caps, notify)
+        self.recovered = await recovery(self.target, caps, notify)
+        self.restored = self.recovered.put_back
         if self.restored:
             # The probe saw the values the interrupted run left: read the server again, so
             # the knob panel's "server (…)" shows what is in force now.

@@ -1,118 +1,44 @@
 """Server settings: ALTER SYSTEM with an undo journal, and the settings a session runs with.
 
-Server-level changes are journaled to disk *before* they are made, keyed by the server's
-system identifier, so that a pgwx killed mid-run puts them back at its next start.
+Server-level changes are journaled to disk *before* they are made (`explorer.lab.run.journal`),
+so that a pgwx killed mid-run puts them back at its next start. Values reach the server as
+data (a quoted literal built by the server's own format()), never spliced into SQL.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
-import os
-import re
-import time
+import contextlib
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import asyncpg
 
 from explorer.errors import PgwxError
-from explorer.paths import state_dir
+from explorer.lab.run.journal import Journal, JournalUnreadable, shown
+from explorer.lab.run.leftovers import repair_journaled
 from explorer.server.capabilities import RESTART_CONTEXTS
 from explorer.server.connect import Target
+from explorer.server.datadir import AUTO_CONF, ServerError
+from explorer.server.embedded import LocalServer
 
-# --------------------------------------------------------------------------- journal
-
-_ENTRY = re.compile(
-    r'"(?P<name>[a-z_][a-z0-9_.]*)"\s*:\s*\{\s*"auto"\s*:\s*(?P<auto>null|"(?:[^"\\]|\\.)*")'
-)
-"""One `"name": {"auto": …}` entry, found even in a damaged journal."""
-
-
-class JournalUnreadable(PgwxError):
-    """The undo journal exists but cannot be read: settings may be left changed."""
-
-
-class Journal:
-    """Server-level changes not yet undone, on disk, one file per server."""
-
-    def __init__(self, system_identifier: str, directory: Path | None = None) -> None:
-        self.path = (directory or state_dir()) / f"undo-{system_identifier}.json"
-
-    def load(self) -> dict[str, dict[str, Any]]:
-        """Setting name → {"auto": previous postgresql.auto.conf value or None,
-        "set": the value pgwx set (absent in journals of older pgwx)}.
-
-        Raises:
-            JournalUnreadable: the file exists but cannot be read or parsed. It is never
-                taken for empty: it is what tells pgwx that fsync may be off on a server.
-        """
-        try:
-            entries = json.loads(self.path.read_text())
-            if not isinstance(entries, dict) or not all(
-                isinstance(v, dict) and "auto" in v for v in entries.values()
-            ):
-                raise ValueError("not a journal")
-            return dict(entries)
-        except FileNotFoundError:
-            return {}
-        except (OSError, ValueError) as exc:
-            why = exc.strerror if isinstance(exc, OSError) and exc.strerror else "it is damaged"
-            raise JournalUnreadable(
-                f"the undo journal {self.path} cannot be read ({why.lower()}), so server "
-                "settings pgwx changed may still be changed: run `pgwx restore` (with the "
-                "same --dsn) to put them back; the file is kept until then"
-            ) from None
-
-    def salvage(self) -> dict[str, dict[str, Any]]:
-        """What can still be read from a damaged journal (for `pgwx restore` only)."""
-        try:
-            return self.load()
-        except JournalUnreadable:
-            pass
-        try:
-            text = self.path.read_bytes().decode("utf-8", "replace")
-        except OSError:
-            return {}
-        found: dict[str, dict[str, Any]] = {}
-        for m in _ENTRY.finditer(text):
-            found[m["name"]] = {"auto": json.loads(m["auto"])}
-        return found
-
-    def set_aside(self) -> Path:
-        """Keep a damaged journal as `<name>.corrupt-<time>` once its salvage is journaled."""
-        aside = self.path.with_name(f"{self.path.name}.corrupt-{int(time.time())}")
-        self.path.replace(aside)
-        return aside
-
-    def save(self, entries: dict[str, dict[str, Any]]) -> None:
-        """Write durably (tmp + fsync + rename); remove the file when empty."""
-        if not entries:
-            self.path.unlink(missing_ok=True)
-            return
-        _private_dir(self.path.parent)
-        tmp = self.path.with_suffix(".tmp")
-        tmp.unlink(missing_ok=True)
-        with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w") as f:
-            json.dump(entries, f, indent=1)
-            f.flush()
-            os.fsync(f.fileno())
-        tmp.replace(self.path)
+__all__ = [
+    "Journal",
+    "JournalUnreadable",
+    "ServerCannotStart",
+    "ServerSettings",
+    "settings_in_force",
+]
 
 
-def _private_dir(path: Path) -> None:
-    """Make the journal's directory, 0700: server names and settings are the user's business.
+class ServerCannotStart(PgwxError):
+    """pgwx's own server failed to start with what pgwx set: the run ends with this sentence
+    (never a wait for a server that cannot come)."""
 
-    pgwx's own state directory is tightened if an older pgwx left it open; a directory named
-    by $PGWX_STATE_DIR that exists is the user's, and is left as it is.
-    """
-    if not path.exists():
-        path.mkdir(mode=0o700, parents=True)
-        path.chmod(0o700)  # mkdir's mode is filtered by the umask
-    elif not os.environ.get("PGWX_STATE_DIR") and path.stat().st_mode & 0o077:
-        path.chmod(0o700)
 
+REJECTED_STATES = ("22", "42704")
+"""SQLSTATE classes of a value or name the server refuses (a damaged journal entry), as
+opposed to a server that cannot write (a full disk), which is never taken for bad data."""
 
 # --------------------------------------------------------------------------- server settings
 
@@ -138,6 +64,13 @@ class ServerSettings:
         self.journal = journal
         self.notify = notify
         self.on_restart = on_restart
+        self.set_aside: dict[str, str] = {}
+        """Journal entries the server rejected (name → why), taken out of the journal."""
+        self.started_with: list[str] = []
+        """What the journal held when the last `restore` began."""
+        self.repaired: list[str] = []
+        """Settings taken out of postgresql.auto.conf offline (the server could not start)."""
+        self._restarting: asyncio.Future[None] | None = None
 
     async def apply(self, wanted: dict[str, str], contexts: dict[str, str]) -> bool:
         """Make the server's settings match `wanted` and undo earlier changes not wanted.
@@ -158,7 +91,7 @@ class ServerSettings:
                 pending[name]["set"] = value
             self.journal.save(pending)
             for name in to_reset:
-                await _alter_system(conn, name, pending[name]["auto"])
+                await self._put_back_one(conn, name, pending[name])
             for name, value in to_set.items():
                 await _alter_system(conn, name, value)
             changed = [*to_reset, *to_set]
@@ -179,13 +112,42 @@ class ServerSettings:
         await self._verify(wanted)
         return restart
 
+    async def _put_back_one(
+        self, conn: asyncpg.Connection, name: str, entry: dict[str, Any]
+    ) -> None:
+        """ALTER SYSTEM one setting back; an earlier value the server rejects is set aside.
+
+        Such a value cannot have been in postgresql.auto.conf before pgwx ran: the entry is
+        damaged, so the setting goes back to the server default (the safe side), and the
+        entry is kept beside the journal and named.
+        """
+        try:
+            await _alter_system(conn, name, entry["auto"])
+        except asyncpg.PostgresError as exc:
+            if not str(exc.sqlstate or "").startswith(REJECTED_STATES):
+                raise
+            await _alter_system(conn, name, None)
+            aside = self.journal.keep_aside({name: entry})
+            why = str(exc).splitlines()[0]
+            self.set_aside[name] = f"the server rejects its earlier value {shown(entry['auto'])}"
+            self.notify(
+                f"set aside the journal entry for {name}: the server rejects its earlier value "
+                f"{shown(entry['auto'])} ({why}); {name} is back to the server default, and the "
+                f"entry is kept in {aside}"
+            )
+
     async def restore(self, contexts: dict[str, str]) -> list[str]:
-        """Put back everything in the journal; returns the names restored."""
+        """Put back everything in the journal; returns the names put back as journaled
+        (entries the server rejected are in `set_aside`)."""
+        if self._restarting is not None:
+            with contextlib.suppress(Exception):
+                await self._restarting  # a cancelled run's restart, still under way
         pending = self.journal.load()
+        self.started_with = list(pending)
         if not pending:
             return []
         await self.apply({}, contexts)
-        return list(pending)
+        return [n for n in pending if n not in self.set_aside]
 
     async def _reload(self) -> None:
         conn = await self.target.connect("admin")
@@ -202,7 +164,39 @@ class ServerSettings:
             )
         self.notify(f"restarting the bundled server for {', '.join(names)}")
         self.on_restart()
-        await asyncio.to_thread(server.restart)
+        # Shielded: a Ctrl-C or SIGTERM must not leave the undo racing pg_ctl; `restore`
+        # waits for this restart to end before it puts anything back.
+        self._restarting = asyncio.ensure_future(
+            asyncio.to_thread(self._restart_or_repair, server, names)
+        )
+        await asyncio.shield(self._restarting)
+
+    def _restart_or_repair(self, server: LocalServer, names: list[str]) -> None:
+        """Restart; when the server cannot start with what pgwx set, take that out of
+        postgresql.auto.conf offline and start it again, then end the run with the reason
+        (blocking). pgwx never waits for its own server once it has seen it fail."""
+        try:
+            server.restart()
+        except ServerError as failed:
+            fatal = server.last_log_line().rstrip(".")
+            repaired = repair_journaled(server, self.journal.path.parent)
+            if not repaired:
+                raise ServerCannotStart(str(failed)) from None
+            self.repaired.extend(n.split("=", 1)[0] for n in repaired)
+            removed = f"removed {', '.join(repaired)} from {server.data_dir / AUTO_CONF}"
+            ours = server.started_here  # a server found running stays the user's to stop
+            try:
+                server.start()
+                server.started_here = ours
+            except ServerError as again:
+                raise ServerCannotStart(
+                    f"PostgreSQL in {server.data_dir} did not start with {', '.join(names)} "
+                    f"({fatal}); pgwx {removed}, and it still does not start: {again}"
+                ) from None
+            raise ServerCannotStart(
+                f"PostgreSQL in {server.data_dir} could not start with {', '.join(repaired)} "
+                f"({fatal}); pgwx {removed} and started it again"
+            ) from None
 
     async def _verify(self, wanted: dict[str, str], timeout: float = 5.0) -> None:
         """Wait until a fresh session sees the new values (a reload is asynchronous)."""

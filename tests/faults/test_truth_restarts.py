@@ -1,0 +1,125 @@
+"""Restart-only settings (wal_level=minimal) and impossible ones end in the truth (issue 20).
+
+A pgwx killed during a wal_level=minimal variant leaves a setting only a restart puts back;
+the recovery that restarts the server must reconnect before its next step (it used to end
+`internal error (InterfaceError)`). A SIGTERM while pgwx restarts the server waits for the
+restart and then puts everything back, and the last line says what was put back. A value the
+server cannot start with (shared_buffers = 7TB) ends the run with the server log's reason,
+the value taken out of postgresql.auto.conf, and no wait.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from pathlib import Path
+
+from tests.faults.truth_support import last_line, napping, pgwx, sleeping_profile
+from tests.faults_helpers import (
+    FaultServer,
+    finish,
+    integrity,
+    profile_toml,
+    read_until,
+    run_ids,
+    sigkill,
+    start_pgwx,
+)
+
+MINIMAL = {"minimal": 'wal_level = "minimal"'}
+PUT_BACK = "server settings put back (wal_level, max_wal_senders)"
+
+
+async def _kill_mid_trial(fs: FaultServer, tmp_path: Path) -> None:
+    """`pgwx run` of a wal_level=minimal variant, SIGKILLed while its trial runs."""
+    (tmp_path / "minimal.toml").write_text(sleeping_profile(MINIMAL))
+    run = ["run", str(tmp_path / "minimal.toml"), "--data-dir", str(fs.server.data_dir)]
+    child = await start_pgwx(tmp_path, *run, "--no-sample", "--settle", "0")
+    try:
+        await napping(fs)
+    finally:
+        await sigkill(child)
+    state = await fs.state()
+    assert state["settings"]["wal_level"] == "minimal" and state["schemas"], state
+
+
+async def test_server_start_after_a_kill_in_a_restart_only_variant(
+    owned: FaultServer, tmp_path: Path
+) -> None:
+    before = await owned.state()
+    await _kill_mid_trial(owned, tmp_path)
+    code, out, err = await pgwx(
+        tmp_path, "server", "start", "--data-dir", str(owned.server.data_dir)
+    )
+    assert code == 0, (out, err)
+    assert "internal error" not in err and "Traceback" not in err
+    assert out.splitlines()[0] == f"left by an interrupted run: {PUT_BACK}", out
+    await owned.assert_as_before(before)
+    assert not list((tmp_path / "state").glob("undo-*.json"))
+
+
+async def test_next_run_after_a_kill_in_a_restart_only_variant(
+    owned: FaultServer, tmp_path: Path
+) -> None:
+    before = await owned.state()
+    await _kill_mid_trial(owned, tmp_path)
+    (tmp_path / "plain.toml").write_text(profile_toml({"plain": ""}, gate=False, rows=10))
+    run = ["run", str(tmp_path / "plain.toml"), "--data-dir", str(owned.server.data_dir)]
+    code, _out, err = await pgwx(tmp_path, *run, "--no-sample", "--settle", "0")
+    assert code == 0, err
+    assert "put back settings left by an interrupted pgwx: wal_level, max_wal_senders" in err
+    run_id = run_ids(tmp_path / "results.sqlite")[-1]
+    assert last_line(err) == (
+        f"saved as run {run_id}; `pgwx report {run_id} --format csv|json`; "
+        "no server settings were left changed"
+    ), err
+    await owned.assert_as_before(before)
+    assert integrity(tmp_path / "results.sqlite") == "ok"
+
+
+async def test_sigterm_during_the_restart_puts_back_and_says_so(
+    owned: FaultServer, tmp_path: Path
+) -> None:
+    before = await owned.state()
+    (tmp_path / "minimal.toml").write_text(profile_toml(MINIMAL, gate=False))
+    run = ["run", str(tmp_path / "minimal.toml"), "--data-dir", str(owned.server.data_dir)]
+    child = await start_pgwx(tmp_path, *run, "--no-sample", "--settle", "0")
+    seen: list[str] = []
+    try:
+        await read_until(child, "restarting the bundled server for", seen, 120)
+        child.send_signal(signal.SIGTERM)
+        _out, err = await finish(child, 120)
+    finally:
+        await sigkill(child)
+    assert child.returncode == 128 + signal.SIGTERM, err
+    run_id = run_ids(tmp_path / "results.sqlite")[-1]
+    assert last_line(err) == f"SIGTERM: run {run_id} cancelled; {PUT_BACK}", "".join(seen) + err
+    assert "could not put back" not in err
+    # pgwx found the server running (a dead pgwx's) and leaves it so
+    assert owned.server.is_running()
+    await owned.assert_as_before(before)
+
+
+async def test_impossible_shared_buffers_ends_the_run_with_the_servers_reason(
+    owned: FaultServer, tmp_path: Path
+) -> None:
+    before = await owned.state()
+    variants = {"plain": "", "huge": 'shared_buffers = "7TB"'}
+    (tmp_path / "huge.toml").write_text(profile_toml(variants, gate=False, rows=10))
+    run = ["run", str(tmp_path / "huge.toml"), "--data-dir", str(owned.server.data_dir)]
+    started = asyncio.get_running_loop().time()
+    code, _out, err = await pgwx(tmp_path, *run, "--no-sample", "--settle", "0")
+    took = asyncio.get_running_loop().time() - started
+    assert code == 1, err
+    assert "waiting for the server" not in err and took < 100, (took, err)
+    # the server log's own reason, and the repair, in the run's end
+    assert "could not start with shared_buffers='7TB'" in err, err
+    assert "FATAL" in err and f"removed shared_buffers='7TB' from {owned.server.data_dir}" in err
+    run_id = run_ids(tmp_path / "results.sqlite")[-1]
+    assert last_line(err) == (
+        f"saved as run {run_id}; `pgwx report {run_id} --format csv|json`; "
+        "server settings put back (shared_buffers)"
+    ), err
+    assert owned.server.is_running()
+    await owned.assert_as_before(before)
+    assert "shared_buffers" not in (owned.server.data_dir / "postgresql.auto.conf").read_text()
