@@ -31,6 +31,7 @@ _ENTRY = re.compile(
     r'"(?P<name>[a-z_][a-z0-9_.]*)"\s*:\s*\{\s*"auto"\s*:\s*(?P<auto>null|"(?:[^"\\]|\\.)*")'
 )
 """One `"name": {"auto": …}` entry, found even in a damaged journal."""
+_NAME = re.compile(r"[a-z_][a-z0-9_.]{0,62}")
 
 SHOWN = 40
 """Characters of an outside value shown in a sentence (the rest is cut)."""
@@ -47,10 +48,15 @@ def shown(value: object) -> str:
     return repr(text)
 
 
+def shown_name(name: str) -> str:
+    """A setting name from the journal as shown: as is when it looks like one, else quoted."""
+    return name if _NAME.fullmatch(name) else shown(name)
+
+
 def entry_problem(name: str, entry: object) -> str | None:
     """Why pgwx could not have written this journal entry; None when it could have."""
     if name not in MANAGED:
-        return "a setting pgwx never changes"
+        return "a setting pgwx never changes: left as it is"
     if not isinstance(entry, dict) or "auto" not in entry:
         return f"not a journal entry ({shown(entry)})"
     if entry["auto"] is not None and not isinstance(entry["auto"], str):
@@ -107,7 +113,7 @@ class Journal:
         entries = self._read()
         bad = {n: why for n, e in entries.items() if (why := entry_problem(n, e))}
         if bad:
-            named = "; ".join(f"{shown(n)}: {why}" for n, why in bad.items())
+            named = "; ".join(f"{shown_name(n)} ({why})" for n, why in bad.items())
             raise JournalUnreadable(self._sentence(f"it names {named}"))
         return dict(entries)
 

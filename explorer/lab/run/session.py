@@ -18,7 +18,7 @@ from pathlib import Path
 import asyncpg
 
 from explorer.lab.run.guard import drop_schema, end_orphans
-from explorer.lab.run.journal import UNSAFE_IF_LOST, Journal, JournalUnreadable, shown
+from explorer.lab.run.journal import UNSAFE_IF_LOST, Journal, JournalUnreadable, shown_name
 from explorer.lab.run.leftovers import repair_journaled
 from explorer.lab.run.owner import (
     LOCK_CLASS,
@@ -189,7 +189,8 @@ async def restore_pending(
                     entries[name] = {"auto": None}
             aside = journal.set_aside()
             journal.save(entries)
-            named = "; ".join(f"{shown(n)} ({why})" for n, why in set_aside.items())
+            set_aside = {shown_name(n): why for n, why in set_aside.items()}
+            named = "; ".join(f"{n} ({why})" for n, why in set_aside.items())
             notify(
                 f"the damaged journal is kept as {aside}"
                 + (f"; set aside, never applied: {named}" if named else "")
@@ -197,7 +198,7 @@ async def restore_pending(
     finally:
         await conn.close()
     undo = await recovery(target, caps, notify)
-    undo.set_aside = {**{shown(n): w for n, w in set_aside.items()}, **undo.set_aside}
+    undo.set_aside = {**set_aside, **undo.set_aside}
     return undo
 
 

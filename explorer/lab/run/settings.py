@@ -129,7 +129,10 @@ class ServerSettings:
             await _alter_system(conn, name, None)
             aside = self.journal.keep_aside({name: entry})
             why = str(exc).splitlines()[0]
-            self.set_aside[name] = f"the server rejects its earlier value {shown(entry['auto'])}"
+            self.set_aside[name] = (
+                f"the server rejects its earlier value {shown(entry['auto'])}: back to the "
+                "server default"
+            )
             self.notify(
                 f"set aside the journal entry for {name}: the server rejects its earlier value "
                 f"{shown(entry['auto'])} ({why}); {name} is back to the server default, and the "

@@ -71,7 +71,7 @@ class Undo:
             )
         aside = ""
         if self.set_aside:
-            aside = "; journal entries set aside, never applied: " + "; ".join(
+            aside = "; journal entries set aside: " + "; ".join(
                 f"{n} ({why})" for n, why in self.set_aside.items()
             )
         if self.put_back:
