@@ -36,6 +36,8 @@ SERVICE_USER = "pgwx"
 """System user that runs the server when pgwx itself runs as root."""
 SUPERUSER = "pgwx"
 """Database superuser created by initdb."""
+STOP_WHEN_UNUSED = "pgwx-stop-when-unused"
+"""Left by the pgwx that started the server and quit while another used it: the last stops it."""
 PORT = 5432
 """Socket-only, so the port only names the socket file; every cluster has its own dir."""
 
@@ -329,6 +331,7 @@ class LocalServer:
         if not self.log_file.exists():
             self.log_file.touch(mode=0o600)
             self._chown(self.log_file)
+        (self.data_dir / STOP_WHEN_UNUSED).unlink(missing_ok=True)
         self._pg_ctl("start", "did not start")
         self.started_here = True
 
@@ -386,6 +389,8 @@ class LocalServer:
             # A LocalServer this process dropped keeps its lock until it is collected.
             gc.collect()
             if self._lock.others_attached():
+                # Whoever leaves last stops it (`leave`): the one who started it asked to.
+                self._touch(STOP_WHEN_UNUSED)
                 return False
         proc = self._run(
             [
@@ -404,6 +409,29 @@ class LocalServer:
             raise ServerError(f"PostgreSQL in {self.data_dir} did not stop: {self.last_log_line()}")
         self.release()
         return True
+
+    def leave(self) -> bool:
+        """Let go of a server this object did not start; stop it when the pgwx that started
+        it stopped while others used it, and nobody uses it now.
+
+        Returns:
+            True when this call stopped the server.
+        """
+        asked = (self.data_dir / STOP_WHEN_UNUSED).exists()
+        self.release()
+        if not asked or self._lock.try_hold() is not None:
+            return False
+        if self._lock.others_attached() or not self.stop():
+            self.release()
+            return False
+        (self.data_dir / STOP_WHEN_UNUSED).unlink(missing_ok=True)
+        return True
+
+    def _touch(self, name: str) -> None:
+        """An empty file of pgwx's in the data directory, owned like the cluster's files."""
+        path = self.data_dir / name
+        path.touch()
+        self._chown(path)
 
     def release(self) -> None:
         """Let go of the directory (held or attached) without touching the server."""

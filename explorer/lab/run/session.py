@@ -30,7 +30,7 @@ from explorer.lab.run.owner import (
     settings_holder,
 )
 from explorer.lab.run.settings import ServerSettings
-from explorer.lab.run.undo import Undo, auto_conf_of
+from explorer.lab.run.undo import Undo, auto_conf_of, data_dir_option
 from explorer.lab.scope import SCHEMA, run_of_schema
 from explorer.lab.store.results import ResultStore
 from explorer.models import Capabilities
@@ -337,12 +337,29 @@ class Session:
         return caps
 
     def release(self, say: Say = _quiet) -> None:
-        """Stop the bundled server if this process started it, unless it is to be kept."""
+        """Stop the bundled server if this process started it, unless it is to be kept.
+
+        A server left running is never left silently: `say` is told why and how to stop it.
+        """
         server = self.target.bundled
         if server is None:
             return
+        stop = f"`pgwx server stop{data_dir_option(server)}` stops it"
+        left = f"bundled server left running in {server.data_dir}"
         if self.keep_server:
-            say(f"bundled server left running in {server.data_dir} (`pgwx server stop`)")
+            say(f"{left} (--keep-server); {stop}")
         elif server.started_here:
-            server.stop()
             server.started_here = False
+            if not server.stop() and server.is_running():
+                say(f"{left}: another pgwx is using it; {stop} once that one is done")
+        else:
+            attached = server.holder is not None
+            if server.leave():
+                say(
+                    f"stopped the bundled server in {server.data_dir}: the pgwx that started "
+                    "it has left, and nobody else uses it"
+                )
+            elif attached:
+                say(f"{left}: the pgwx that holds it is still using it, and stops it when done")
+            elif server.is_running():
+                say(f"{left}: it was already running when this pgwx started; {stop}")

@@ -14,16 +14,20 @@ from typing import Any
 
 from explorer.server import datadir
 from explorer.server.connect import Target
-from explorer.server.embedded import default_data_dir
+from explorer.server.embedded import LocalServer, default_data_dir
+
+
+def data_dir_option(server: LocalServer) -> str:
+    """' --data-dir DIR' for a command line that must reach this cluster ('' for the default)."""
+    if server.data_dir == default_data_dir().absolute():
+        return ""
+    return f" --data-dir {shlex.quote(str(server.data_dir))}"
 
 
 def restore_command(target: Target) -> str:
     """The `pgwx restore …` that reaches this server again (no password on it, ever)."""
     if target.bundled is not None:
-        where = target.bundled.data_dir
-        if where == default_data_dir().absolute():
-            return "pgwx restore"
-        return f"pgwx restore --data-dir {shlex.quote(str(where))}"
+        return f"pgwx restore{data_dir_option(target.bundled)}"
     if target.dsn:
         command = f"pgwx restore --dsn {shlex.quote(target.dsn)}"
         return command + (" (with the same password)" if target.password else "")

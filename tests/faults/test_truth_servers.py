@@ -1,0 +1,148 @@
+"""Whoever starts the bundled server stops it, or says it is left running, why, and how to
+stop it (issue 20): a killed pgwx's server reused by the next run, two runs on one
+--data-dir whichever ends first."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+from pathlib import Path
+
+import asyncpg
+
+from explorer.server.embedded import LocalServer
+from tests.faults.truth_support import napping, pgwx, sleeping_profile
+from tests.faults_helpers import (
+    FaultServer,
+    finish,
+    profile_toml,
+    sigkill,
+    start_pgwx,
+    wait_until,
+)
+
+PLAIN = profile_toml({"plain": ""}, gate=False, rows=10)
+QUICK = ("--no-sample", "--settle", "0")
+
+
+async def test_a_killed_pgwxs_server_reused_is_said_to_be_left_running(
+    owned: FaultServer, tmp_path: Path
+) -> None:
+    data_dir = owned.server.data_dir
+    (tmp_path / "nap.toml").write_text(sleeping_profile({"plain": ""}))
+    child = await start_pgwx(
+        tmp_path, "run", str(tmp_path / "nap.toml"), "--data-dir", str(data_dir), *QUICK
+    )
+    try:
+        await napping(owned)
+    finally:
+        await sigkill(child)
+    (tmp_path / "plain.toml").write_text(PLAIN)
+    code, _out, err = await pgwx(
+        tmp_path, "run", str(tmp_path / "plain.toml"), "--data-dir", str(data_dir), *QUICK
+    )
+    assert code == 0, err
+    assert (
+        f"bundled server left running in {data_dir}: it was already running when this pgwx "
+        f"started; `pgwx server stop --data-dir {data_dir}` stops it"
+    ) in err
+    assert owned.server.is_running()
+
+
+async def _two_runs(tmp_path: Path, data_dir: Path, starter_ends_first: bool) -> tuple[str, str]:
+    """A run that starts the server and one that attaches to it, each held at a gate of its
+    own until the test lets it end; stderr of each."""
+    held: list[asyncpg.Connection] = []
+    children: list[asyncio.subprocess.Process] = []
+    fs = FaultServer(LocalServer(data_dir))
+    try:
+        for key in (1, 2):
+            path = tmp_path / f"run{key}.toml"
+            path.write_text(_gated(key))
+            child = await start_pgwx(
+                tmp_path, "run", str(path), "--data-dir", str(data_dir), *QUICK
+            )
+            children.append(child)
+            if key == 1:  # the first run started the server: shut both gates during its nap
+                await napping(fs)
+                held.append(await fs.admin())
+                await held[0].execute("SELECT pg_advisory_lock(1)")
+                await held[0].execute("SELECT pg_advisory_lock(2)")
+        await wait_until(lambda: _waiting(fs, 2), "both runs at their gates", 120)
+        said = {}
+        for key in (1, 2) if starter_ends_first else (2, 1):
+            await held[0].execute("SELECT pg_advisory_unlock($1::bigint)", key)
+            said[key] = await finish(children[key - 1])
+            assert children[key - 1].returncode == 0, said[key]
+    finally:
+        for conn in held:
+            conn.terminate()
+        for child in children:
+            await sigkill(child)
+    return said[1][1], said[2][1]
+
+
+def _gated(key: int) -> str:
+    """A profile whose trial naps 3 s, then waits for advisory lock `key` (the test's gate)."""
+    text = profile_toml({}, gate=False, rows=10)
+    text += '[[params.phases]]\nname = "nap"\nsql = "SELECT pg_sleep(3)"\n'
+    text += f'[[params.phases]]\nname = "gate"\nsql = "SELECT pg_advisory_xact_lock({key})"\n'
+    return text + '[[variants]]\nname = "plain"\nknobs = {}\n'
+
+
+async def _waiting(fs: FaultServer, count: int) -> bool:
+    """`count` pgwx sessions wait for an advisory lock."""
+    try:
+        conn = await fs.admin()
+    except (OSError, asyncpg.PostgresError):
+        return False
+    try:
+        waiting = await conn.fetchval(
+            "SELECT count(*) FROM pg_stat_activity WHERE application_name LIKE 'pgwx%' "
+            "AND wait_event = 'advisory'"
+        )
+    finally:
+        await conn.close()
+    return bool(waiting == count)
+
+
+async def test_two_runs_on_one_data_dir_the_starter_ends_first(
+    owned_base: Path, tmp_path: Path
+) -> None:
+    data_dir = owned_base / "shared"
+    try:
+        err1, err2 = await _two_runs(tmp_path, data_dir, starter_ends_first=True)
+        assert (
+            f"bundled server left running in {data_dir}: another pgwx is using it; "
+            f"`pgwx server stop --data-dir {data_dir}` stops it once that one is done"
+        ) in err1
+        assert (
+            f"stopped the bundled server in {data_dir}: the pgwx that started it has left, "
+            "and nobody else uses it"
+        ) in err2
+        assert not LocalServer(data_dir).is_running()
+    finally:
+        _force_stop(data_dir)
+
+
+async def test_two_runs_on_one_data_dir_the_starter_ends_last(
+    owned_base: Path, tmp_path: Path
+) -> None:
+    data_dir = owned_base / "shared2"
+    try:
+        err1, err2 = await _two_runs(tmp_path, data_dir, starter_ends_first=False)
+        assert "left running" not in err1, err1
+        assert (
+            f"bundled server left running in {data_dir}: the pgwx that holds it is still "
+            "using it, and stops it when done"
+        ) in err2
+        assert not LocalServer(data_dir).is_running()
+    finally:
+        _force_stop(data_dir)
+
+
+def _force_stop(data_dir: Path) -> None:
+    server = LocalServer(data_dir)
+    if server.is_running():
+        server._run([str(server.tool("pg_ctl")), "-D", str(data_dir), "-m", "i", "stop"])
+    shutil.rmtree(data_dir, ignore_errors=True)
