@@ -360,12 +360,12 @@ class LocalServer:
         if proc.returncode != 0:
             hint = ""
             names = datadir.auto_conf_settings(self.data_dir)
-            if names:
+            log = self.last_log_line().rstrip(".")
+            if names and "No space left on device" not in log:  # the disk, not a setting
                 hint = (
                     f"; {self.data_dir / datadir.AUTO_CONF} sets {', '.join(names)}, so if one of "
                     "those is the cause, delete its line from that file and start again"
                 )
-            log = self.last_log_line().rstrip(".")
             raise ServerError(f"PostgreSQL in {self.data_dir} {failure}: {log}{hint}.")
 
     def stop(self) -> bool:

@@ -23,6 +23,7 @@ import asyncpg
 
 from explorer.lab.workloads.base import WorkloadError
 from explorer.server.connect import APP_PREFIX, ConnectError, Target
+from explorer.server.embedded import LocalServer
 
 LOST_GRACE = 1.0
 """Seconds a trial may take to notice a lost session by itself before it is ended."""
@@ -157,10 +158,30 @@ def lost_connection(exc: BaseException) -> bool:
     )
 
 
-async def wait_for_server(target: Target, timeout: float = SERVER_RETURN_WAIT) -> None:
-    """Return once the server accepts a connection again; ConnectError after `timeout`."""
+COUNTDOWN_EVERY = 15.0
+"""Seconds between the "still waiting" lines of a wait for the server."""
+
+
+async def wait_for_server(
+    target: Target,
+    timeout: float = SERVER_RETURN_WAIT,
+    tick: Callable[[float], None] = lambda _left: None,
+    every: float = COUNTDOWN_EVERY,
+    hopeless: Callable[[], None] = lambda: None,
+) -> None:
+    """Return once the server accepts a connection again; ConnectError after `timeout`.
+
+    Args:
+        target: The server.
+        timeout: Seconds to wait at most.
+        tick: Told the seconds left, every `every` seconds (the wait's countdown).
+        every: Seconds between ticks.
+        hopeless: Called between tries; raises to end the wait when the server cannot come
+            (pgwx's own server, stopped after a PANIC).
+    """
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
+    next_tick = loop.time() + every
     while True:
         try:
             conn = await target.connect("admin", timeout=5.0)
@@ -170,10 +191,36 @@ async def wait_for_server(target: Target, timeout: float = SERVER_RETURN_WAIT) -
                     f"the server did not answer again within {timeout:g} s after the trial "
                     f"lost its session: {exc}"
                 ) from None
+            hopeless()
+            if loop.time() >= next_tick:
+                tick(max(0.0, deadline - loop.time()))
+                next_tick += every
             await asyncio.sleep(0.5)
             continue
         await conn.close()
         return
+
+
+def server_log_panic(server: LocalServer, since: int) -> str | None:
+    """The server log's first PANIC line written after byte `since`, None when none."""
+    try:
+        with server.log_file.open("rb") as f:
+            f.seek(since)
+            text = f.read(4 * 1024 * 1024).decode(errors="replace")
+    except OSError:
+        return None
+    for line in text.splitlines():
+        if "PANIC:" in line:
+            return line.strip()
+    return None
+
+
+def log_size(server: LocalServer) -> int:
+    """Where the server log ends now (what follows is this run's)."""
+    try:
+        return server.log_file.stat().st_size
+    except OSError:
+        return 0
 
 
 # --------------------------------------------------------------------------- orphans

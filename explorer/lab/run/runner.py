@@ -31,18 +31,27 @@ from explorer.lab.measure.probe import PhaseProbe
 from explorer.lab.measure.sampler import Sampler, SamplerNotice, TrialSampler
 from explorer.lab.profiles.availability import unavailable_reason
 from explorer.lab.run.guard import (
+    SERVER_RETURN_WAIT,
     drop_schema,
+    log_size,
     lost_connection,
     lost_reason,
     postmaster_start,
     run_watched,
+    server_log_panic,
     wait_for_server,
 )
 from explorer.lab.run.leftovers import auto_conf_path, foreign_notice, off_defaults, still_in_force
 from explorer.lab.run.owner import RunOwner
 from explorer.lab.run.scratch import scratch_dir
-from explorer.lab.run.settings import Journal, JournalUnreadable, ServerSettings, settings_in_force
-from explorer.lab.run.undo import Undo
+from explorer.lab.run.settings import (
+    Journal,
+    JournalUnreadable,
+    ServerCannotStart,
+    ServerSettings,
+    settings_in_force,
+)
+from explorer.lab.run.undo import Undo, data_dir_option
 from explorer.lab.scope import run_scope, schema, work_prefix
 from explorer.lab.store.results import ResultStore, new_run_id
 from explorer.lab.workloads import build_workload
@@ -231,6 +240,7 @@ class Runner:
         self._auto_conf: str | None = None
         self._journal: Journal | None = None
         self.undo = Undo()
+        self._log_from = 0
         """What putting the server settings back did (read by the front end's last line)."""
 
     # ------------------------------------------------------------------ plumbing
@@ -331,6 +341,8 @@ class Runner:
             finally:
                 await conn.close()
         journal = self._journal = Journal(caps.system_identifier)
+        if self.target.bundled is not None:
+            self._log_from = log_size(self.target.bundled)
         foreign = await self._look_at_settings(journal)
         reasons = {
             v.name: unavailable_reason(
@@ -659,11 +671,39 @@ class Runner:
             self._notice(blocked, "error")
 
     async def _server_back(self) -> None:
-        """After a trial lost the server: wait until it answers, then go on with the next."""
+        """After a trial lost the server: wait until it answers, then go on with the next.
+
+        pgwx's own server, seen down after a PANIC, is not waited for: nobody will start it,
+        so the run ends with the server log's line (ServerCannotStart).
+        """
         self._lost = False
-        self._notice("waiting for the server to answer again before the next trial", "warning")
-        await wait_for_server(self.target)
+        self._hopeless()
+        self._notice(
+            f"waiting up to {SERVER_RETURN_WAIT:g} s for the server to answer again before the "
+            "next trial (Ctrl-C cancels the run)",
+            "warning",
+        )
+        await wait_for_server(
+            self.target,
+            tick=lambda left: self._notice(
+                f"still waiting for the server ({left:.0f} s left; Ctrl-C cancels the run)"
+            ),
+            hopeless=self._hopeless,
+        )
         self._notice("the server answers again; going on with the next trial")
+
+    def _hopeless(self) -> None:
+        """ServerCannotStart when pgwx's own server has stopped after a PANIC: nobody will
+        start it again, so waiting for it would only waste the user's time."""
+        server = self.target.bundled
+        if server is None or (server.data_dir / "postmaster.pid").exists():
+            return  # not ours, or still up (crash recovery may bring it back)
+        panic = server_log_panic(server, self._log_from)
+        if panic is not None:
+            raise ServerCannotStart(
+                f"PostgreSQL in {server.data_dir} stopped after a PANIC ({panic}); start it "
+                f"again with `pgwx server start{data_dir_option(server)}` once the cause is fixed"
+            )
 
     async def _stop_workload(self, ctx: TrialContext) -> None:
         """End this run's workload sessions on the server (no other pgwx's), then close."""
