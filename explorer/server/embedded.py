@@ -16,6 +16,7 @@ anything else is refused, untouched.
 
 from __future__ import annotations
 
+import fcntl
 import gc
 import os
 import pwd
@@ -23,6 +24,7 @@ import re
 import shutil
 import stat
 import subprocess
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -72,19 +74,59 @@ def _service_account() -> _RunAs | None:
     """The unprivileged account to run the server as, or None when we are not root."""
     if os.geteuid() != 0:
         return None
-    try:
-        entry = pwd.getpwnam(SERVICE_USER)
-    except KeyError:
-        cmd = ["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin"]
-        proc = subprocess.run([*cmd, SERVICE_USER], capture_output=True, text=True)
-        if proc.returncode != 0:
-            raise ServerError(
-                f"pgwx runs as root and could not create the system user {SERVICE_USER!r} to run "
-                f"PostgreSQL ({proc.stderr.strip()}); create it with useradd, or run pgwx as a "
-                "normal user."
-            ) from None
-        entry = pwd.getpwnam(SERVICE_USER)
+    entry = ensure_system_user(SERVICE_USER)
     return _RunAs(entry.pw_uid, entry.pw_gid, "/")
+
+
+USERADD_IN_USE = 9
+"""useradd's exit status when the name exists (another pgwx made it a moment ago)."""
+USERADD_LOCKED = 10
+"""useradd's exit status when /etc/passwd is locked (another useradd runs)."""
+
+
+SYSTEM_USER_LOCK = Path("/var/lib/pgwx/.system-user.lock")
+"""Held while a pgwx running as root looks up or creates the server's system user."""
+
+
+def ensure_system_user(
+    name: str, wait: float = 30.0, lock: Path = SYSTEM_USER_LOCK
+) -> pwd.struct_passwd:
+    """The system user `name`, created when missing; safe when several pgwx start at once.
+
+    The lookup and the useradd happen under one lock across pgwx processes: two concurrent
+    useradd can leave the first seen user (its uid) undone a moment later, and initdb then ran
+    as a uid nobody could look up. An existing user is success, whoever made it; useradd
+    finding /etc/passwd locked by someone else's useradd is tried again until `wait` ends.
+
+    Raises:
+        ServerError: the user cannot be created (one sentence, with useradd's reason).
+    """
+    if not lock.parent.exists():
+        lock.parent.mkdir(parents=True, exist_ok=True)
+        lock.parent.chmod(0o755)
+    deadline = time.monotonic() + wait
+    cmd = ["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", name]
+    with open(lock, "a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        while True:
+            try:
+                return pwd.getpwnam(name)
+            except KeyError:
+                pass
+            proc = subprocess.run(cmd, capture_output=True, text=True)
+            if proc.returncode not in (0, USERADD_IN_USE, USERADD_LOCKED):
+                raise ServerError(
+                    f"pgwx runs as root and could not create the system user {name!r} to run "
+                    f"PostgreSQL ({proc.stderr.strip()}); create it with useradd, or run pgwx "
+                    "as a normal user."
+                )
+            if time.monotonic() > deadline:
+                raise ServerError(
+                    f"pgwx runs as root and the system user {name!r} it needs did not appear "
+                    f"within {wait:.0f} s ({proc.stderr.strip() or 'useradd said nothing'}); "
+                    "create it with useradd, or run pgwx as a normal user."
+                )
+            time.sleep(0.05 if proc.returncode == 0 else 0.2)
 
 
 def _reachable_by_others(path: Path) -> bool:
