@@ -49,6 +49,7 @@ async def test_twelve_first_starts_at_once_all_get_the_same_user(
             "-c",
             CHILD,
             fresh_user,
+            str(lock),
             env=env,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
