@@ -19,6 +19,9 @@ import pytest
 from explorer.server.connect import Target
 from explorer.server.embedded import LocalServer
 
+pytest_plugins = ["tests.isolation"]
+"""No test may reach the user's real pgwx files (see tests/isolation.py)."""
+
 PG15_BIN = Path("/usr/lib/postgresql/15/bin")
 
 

@@ -57,7 +57,10 @@ def bundled_bindir() -> Path:
 
 
 def default_data_dir() -> Path:
-    """~/.local/share/pgwx/pg18, or /var/lib/pgwx/pg18 for root (root's home is private)."""
+    """$PGWX_DATA_DIR, else ~/.local/share/pgwx/pg18, or /var/lib/pgwx/pg18 for root (root's
+    home is private)."""
+    if os.environ.get("PGWX_DATA_DIR"):
+        return Path(os.environ["PGWX_DATA_DIR"])
     if os.geteuid() == 0:
         return Path("/var/lib/pgwx/pg18")
     return data_home() / "pg18"
