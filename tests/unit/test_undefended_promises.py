@@ -1,0 +1,58 @@
+"""Promises no test defended (issue 20): each assertion here fails when its promise breaks.
+
+Drift is judged in both directions; the CPU steal warning fires at its documented 5 % of the
+run (10 % between two trials); the default connect timeout is 10 s when none is set.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from explorer.analysis.environment import warnings
+from explorer.analysis.verdict import drift
+from explorer.models import CpuLoad, Environment
+from explorer.server.connect import Target
+
+
+@pytest.mark.parametrize(
+    ("baseline", "drifted"),
+    [
+        ([10.0, 10.0, 10.0, 10.0, 10.0, 10.0], False),
+        ([10.0, 10.0, 10.0, 10.0, 11.0, 11.0], True),  # the baseline got slower
+        ([10.0, 10.0, 10.0, 10.0, 9.0, 9.0], True),  # ... or faster: flagged too
+        ([10.0, 10.0, 10.0, 10.0, 10.2, 10.2], False),  # 2 %: within the 3 % threshold
+        ([10.0, 10.0, 10.0, 10.0, 9.8, 9.8], False),
+        ([10.0, 10.0, 10.0, 10.0, 9.6, 9.6], True),  # 4 % faster: past 3 %
+    ],
+)
+def test_drift_is_judged_in_both_directions(baseline: list[float], drifted: bool) -> None:
+    assert drift(baseline, threshold=0.03) is drifted
+
+
+def _env(steal: float, steal_max: float | None = None) -> Environment:
+    cpu = CpuLoad(seconds=60, busy=0.5, steal=steal, iowait=0.0, steal_max=steal_max)
+    return Environment(pgwx_version="0", server_version="18", cpu=cpu, cpu_count=2)
+
+
+@pytest.mark.parametrize(
+    ("steal", "steal_max", "warned"),
+    [
+        (0.049, 0.09, False),
+        (0.051, 0.06, True),  # over 5 % of the run
+        (0.01, 0.101, True),  # over 10 % between two trials
+        (0.0, None, False),
+    ],
+)
+def test_the_steal_warning_fires_at_its_documented_share(
+    steal: float, steal_max: float | None, warned: bool
+) -> None:
+    said = warnings(_env(steal, steal_max))
+    assert any("CPU steal" in line for line in said) is warned, said
+
+
+def test_the_default_connect_timeout_is_10_s(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("PGCONNECT_TIMEOUT", raising=False)
+    assert Target(dsn="host=/nowhere dbname=x").connect_timeout() == 10.0
+    monkeypatch.setenv("PGCONNECT_TIMEOUT", "3")
+    assert Target(dsn="host=/nowhere dbname=x").connect_timeout() == 3.0
+    assert Target(dsn="host=/nowhere dbname=x connect_timeout=0").connect_timeout() is None
