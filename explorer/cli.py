@@ -294,6 +294,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     runner: Runner | None = None
     session: Session | None = None
     received: list[int] = []
+    interrupts: list[int] = []
+    cancelled = False
 
     def note_signal(signo: int, _frame: object) -> None:
         # Outside the event loop (starting or stopping the server) a signal only counts:
@@ -326,6 +328,17 @@ def cmd_run(args: argparse.Namespace) -> int:
                         main.cancel()
 
                 loop.add_signal_handler(signo, on_signal)
+
+            def on_interrupt() -> None:
+                # Ctrl-C cancels the run once; again, it only says the undo is under way
+                # (asyncio's own second-Ctrl-C KeyboardInterrupt cut the undo short).
+                interrupts.append(signal.SIGINT)
+                if len(interrupts) == 1 and main is not None:
+                    main.cancel()
+                else:
+                    say._print("  ! still putting the server back; one moment")
+
+            loop.add_signal_handler(signal.SIGINT, on_interrupt)
             if received:
                 raise asyncio.CancelledError  # it came while the server was starting
             caps: Capabilities = await session.open(lambda m: say._print(f"  ! {m}"))
@@ -340,7 +353,17 @@ def cmd_run(args: argparse.Namespace) -> int:
 
         record = asyncio.run(open_and_run(session))
     except (KeyboardInterrupt, asyncio.CancelledError):
-        settings = _settings_clause(runner, session)
+        cancelled = True  # said last, once the server is released
+    finally:
+        for signo in TERMINATING_SIGNALS:
+            signal.signal(signo, note_signal)  # the loop's handlers went with it
+        if session is not None:
+            session.release(say._print)
+        store.close()
+        for signo, handler in previous.items():
+            signal.signal(signo, signal.SIG_DFL if handler is None else handler)
+    settings = _settings_clause(runner, session)
+    if cancelled:
         if received:
             what = signal.Signals(received[0]).name
             done = f"run {runner.run_id} cancelled" if runner is not None else "nothing ran"
@@ -354,15 +377,6 @@ def cmd_run(args: argparse.Namespace) -> int:
                 f"{runner.run_id} (`pgwx report {runner.run_id}`); {settings}"
             )
         return 130
-    finally:
-        for signo in TERMINATING_SIGNALS:
-            signal.signal(signo, note_signal)  # the loop's handlers went with it
-        if session is not None:
-            session.release(say._print)
-        store.close()
-        for signo, handler in previous.items():
-            signal.signal(signo, signal.SIG_DFL if handler is None else handler)
-    settings = _settings_clause(runner, session)
     if received:  # it came while the server was being stopped: the run itself is stored
         say._print(f"{signal.Signals(received[0]).name}: run {record.id} is stored; {settings}")
         return 128 + received[0]
@@ -685,6 +699,10 @@ def main(argv: list[str] | None = None) -> int:
     except PgwxError as exc:
         print(f"pgwx: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        # Ctrl-C before a command could take it over (say, while pgwx was starting up).
+        print("pgwx: cancelled", file=sys.stderr)
+        return 130
     except Exception as exc:
         # Not the user's doing: say so in one sentence, keep the traceback for the report.
         path = _log_programming_error(exc)

@@ -241,6 +241,7 @@ class Runner:
         self._journal: Journal | None = None
         self.undo = Undo()
         self._log_from = 0
+        self._said_no_checkpoint = False
         """What putting the server settings back did (read by the front end's last line)."""
 
     # ------------------------------------------------------------------ plumbing
@@ -475,14 +476,32 @@ class Runner:
         except Exception as exc:
             status, reason = "failed", one_sentence(exc)
         finally:
-            await asyncio.shield(self._wind_down(scope, sampler_task))
+            cancelled_late = await self._undo_whatever_comes(self._wind_down(scope, sampler_task))
             if status == "finished" and trials and all(t.status != "ok" for t in trials):
                 status, reason = "failed", "no trial finished"
             self.store.end_run(
                 self.run_id, status, reason, environment=self._finish_environment(record)
             )
             self._emit(RunEnded(at=self.clock(), run_id=self.run_id, status=status, reason=reason))
+            if cancelled_late and status != "cancelled":
+                raise asyncio.CancelledError  # the caller asked to stop: it is told so
         return self.store.load(self.run_id)
+
+    async def _undo_whatever_comes(self, wind_down: Coroutine[Any, Any, None]) -> bool:
+        """Run the undo to its end, however many times the run is cancelled meanwhile (a
+        second Ctrl-C, another SIGTERM); True when a cancel came during it."""
+        task = asyncio.ensure_future(wind_down)
+        cancelled = False
+        while not task.done():
+            try:
+                await asyncio.shield(task)
+            except asyncio.CancelledError:
+                if task.done():
+                    break
+                cancelled = True
+                self._notice("still putting the server back; one moment", "warning")
+        task.result()
+        return cancelled
 
     async def _environment(self, caps: Capabilities) -> Environment | None:
         """Versions, settings and CPU at the start; None (and a warning) if unreadable."""
@@ -573,9 +592,12 @@ class Runner:
         try:
             await self._admin("CHECKPOINT")
         except asyncpg.InsufficientPrivilegeError:
-            self._notice(
-                "CHECKPOINT needs superuser or pg_checkpoint; runs start without it", "warning"
-            )
+            if not self._said_no_checkpoint:  # once a run, not once a trial
+                self._said_no_checkpoint = True
+                self._notice(
+                    "CHECKPOINT needs superuser or pg_checkpoint; runs start without it",
+                    "warning",
+                )
         pause = self.options.settle_seconds
         await asyncio.sleep(self.profile.settle_seconds if pause is None else pause)
 
