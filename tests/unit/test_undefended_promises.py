@@ -56,3 +56,13 @@ def test_the_default_connect_timeout_is_10_s(monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.setenv("PGCONNECT_TIMEOUT", "3")
     assert Target(dsn="host=/nowhere dbname=x").connect_timeout() == 3.0
     assert Target(dsn="host=/nowhere dbname=x connect_timeout=0").connect_timeout() is None
+
+
+def test_a_huge_scale_never_overflows_statement_timeout() -> None:
+    from explorer.lab.profiles.catalog import load_profile
+    from explorer.lab.workloads import build_workload
+    from explorer.lab.workloads.base import statement_timeout_ms
+
+    profile = load_profile("quick-demo")
+    assert statement_timeout_ms(build_workload(profile, 1e300).params) == 2**31 - 1
+    assert statement_timeout_ms(build_workload(profile, 1.0).params) == 10 * 60 * 1000

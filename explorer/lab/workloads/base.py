@@ -37,6 +37,9 @@ CHECK_INTERVAL = "2s"
 MIN_STATEMENT_TIMEOUT_MS = 10 * 60 * 1000
 """No workload statement is cut short before ten minutes, however small the profile."""
 
+MAX_STATEMENT_TIMEOUT_MS = 2**31 - 1
+"""The largest statement_timeout PostgreSQL accepts."""
+
 MS_PER_UNIT = 1
 """statement_timeout per row (or transaction) of the profile's size: 20 times an estimate
 of 20,000 rows a second, which even a slow disk beats."""
@@ -362,7 +365,9 @@ def statement_timeout_ms(params: Params) -> int:
     The size is the sum of the parameters that grow with --scale (rows, transactions).
     """
     units = sum(int(getattr(params, name)) for name in params.SCALED)
-    return max(MIN_STATEMENT_TIMEOUT_MS, units * MS_PER_UNIT)
+    # PostgreSQL's integer settings stop at 2^31 - 1 (about 24 days); --scale 1e300
+    # --allow-large once overflowed it, and every connection was refused.
+    return min(MAX_STATEMENT_TIMEOUT_MS, max(MIN_STATEMENT_TIMEOUT_MS, units * MS_PER_UNIT))
 
 
 def session_settings(caps: Capabilities, params: Params) -> dict[str, str]:
