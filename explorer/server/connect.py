@@ -112,6 +112,13 @@ class Target:
         elif self.password is not None:
             kwargs["password"] = self.password
         kwargs.update(self.overrides)
+        port = os.environ.get("PGPORT")
+        if "port" not in kwargs and port and not all(p.strip().isdigit() for p in port.split(",")):
+            # asyncpg reads PGPORT itself; its int() error read as a bad connection string
+            raise ConnectError(
+                f"PGPORT={mask_secrets(port)[:40]!r} is not a port number; set it to one "
+                "such as 5432, or unset it."
+            )
         return kwargs
 
     def connect_timeout(self) -> float | None:

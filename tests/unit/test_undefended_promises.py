@@ -1,7 +1,9 @@
 """Promises no test defended (issue 20): each assertion here fails when its promise breaks.
 
 Drift is judged in both directions; the CPU steal warning fires at its documented 5 % of the
-run (10 % between two trials); the default connect timeout is 10 s when none is set.
+run (10 % between two trials); the default connect timeout is 10 s when none is set. And two
+smaller faults: --scale 1e300 stays within statement_timeout's range, and PGPORT=notaport is
+named as such (it was blamed on "the connection string").
 """
 
 from __future__ import annotations
@@ -66,3 +68,17 @@ def test_a_huge_scale_never_overflows_statement_timeout() -> None:
     profile = load_profile("quick-demo")
     assert statement_timeout_ms(build_workload(profile, 1e300).params) == 2**31 - 1
     assert statement_timeout_ms(build_workload(profile, 1.0).params) == 10 * 60 * 1000
+
+
+def test_a_bad_pgport_is_named_not_blamed_on_the_connection_string(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from explorer.server.connect import ConnectError
+
+    monkeypatch.setenv("PGPORT", "notaport")
+    with pytest.raises(ConnectError) as err:
+        Target().connect_kwargs()
+    assert str(err.value) == (
+        "PGPORT='notaport' is not a port number; set it to one such as 5432, or unset it."
+    )
+    assert Target(dsn="host=/x port=5433").connect_kwargs()["port"] == 5433  # the DSN's wins
