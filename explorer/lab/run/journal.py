@@ -41,6 +41,10 @@ class JournalUnreadable(PgwxError):
     """The undo journal exists but cannot be read: settings may be left changed."""
 
 
+class JournalUnusable(PgwxError):
+    """The journal's directory cannot exist (a file is in its path): nothing can be journaled."""
+
+
 def shown(value: object) -> str:
     """An outside value as a short, quoted, printable phrase (never raw control characters)."""
     text = value if isinstance(value, str) else json.dumps(value)
@@ -90,6 +94,12 @@ class Journal:
             return entries
         except FileNotFoundError:
             return {}
+        except NotADirectoryError:
+            # No journal can ever have been written there, so nothing was left changed.
+            raise JournalUnusable(
+                f"pgwx cannot keep its undo journal in {self.path.parent}: part of that path "
+                "is a file; point PGWX_STATE_DIR at a directory (or unset it)"
+            ) from None
         except (OSError, ValueError) as exc:
             why = exc.strerror if isinstance(exc, OSError) and exc.strerror else "it is damaged"
             raise JournalUnreadable(self._sentence(why.lower())) from None
