@@ -18,7 +18,7 @@ from typing import Any
 import asyncpg
 
 from explorer.errors import PgwxError
-from explorer.paths import state_dir
+from explorer.paths import journal_path
 from explorer.server.capabilities import RESTART_CONTEXTS
 from explorer.server.connect import Target
 
@@ -38,7 +38,7 @@ class Journal:
     """Server-level changes not yet undone, on disk, one file per server."""
 
     def __init__(self, system_identifier: str, directory: Path | None = None) -> None:
-        self.path = (directory or state_dir()) / f"undo-{system_identifier}.json"
+        self.path = journal_path(system_identifier, directory)
 
     def load(self) -> dict[str, dict[str, Any]]:
         """Setting name → {"auto": previous postgresql.auto.conf value or None,

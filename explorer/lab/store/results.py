@@ -21,7 +21,7 @@ from pydantic import TypeAdapter
 
 from explorer.errors import PgwxError
 from explorer.models import Environment, Event, RunRecord, RunStatus, TrialResult
-from explorer.paths import data_home
+from explorer.paths import results_path as default_store_path
 
 _EVENT: TypeAdapter[Event] = TypeAdapter(Event)
 
@@ -49,13 +49,6 @@ _TABLES = {"runs", "trials", "events", "owners"}
 
 class StoreError(PgwxError, RuntimeError):
     """The store cannot be read or written; str() is one sentence."""
-
-
-def default_store_path() -> Path:
-    """$PGWX_RESULTS, else ~/.local/share/pgwx/results.sqlite."""
-    if os.environ.get("PGWX_RESULTS"):
-        return Path(os.environ["PGWX_RESULTS"])
-    return data_home() / "results.sqlite"
 
 
 def new_run_id(now: dt.datetime | None = None) -> str:
