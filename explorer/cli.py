@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import logging
 import os
 import signal
 import sys
@@ -17,7 +16,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from explorer import paths
 from explorer.analysis.report import FORMATS, render
 from explorer.analysis.units import human_bytes
 from explorer.errors import PgwxError, UsageError
@@ -41,16 +39,12 @@ from explorer.models import (
 from explorer.server.capabilities import probe
 from explorer.server.connect import LIBPQ_ENV, Target
 from explorer.server.embedded import LocalServer
+from explorer.server.failures import log_traceback
 
 __all__ = ["LIBPQ_ENV", "build_parser", "main"]
 
 TERMINATING_SIGNALS = (signal.SIGHUP, signal.SIGTERM)
 """Signals that end `pgwx run` the careful way (a dropped SSH session, a kill)."""
-
-LOG_NAME = "pgwx.log"
-"""File under the state directory where a programming error's traceback is written."""
-
-log = logging.getLogger("explorer")
 
 
 def _server_args(p: argparse.ArgumentParser, *, sub: bool = False) -> None:
@@ -608,25 +602,6 @@ def cmd_server(args: argparse.Namespace) -> int:
     return 0
 
 
-def _log_programming_error(exc: BaseException) -> Path | None:
-    """Write the traceback to the log under the state directory; its path, or None."""
-    try:
-        folder = paths.state_dir()
-        folder.mkdir(parents=True, exist_ok=True)
-        path = folder / LOG_NAME
-        handler = logging.FileHandler(path, encoding="utf-8")
-    except OSError:
-        return None
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    log.addHandler(handler)
-    try:
-        log.error("programming error: %s", exc, exc_info=exc)
-    finally:
-        log.removeHandler(handler)
-        handler.close()
-    return path
-
-
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the `pgwx` command."""
     args = build_parser().parse_args(argv)
@@ -663,7 +638,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except Exception as exc:
         # Not the user's doing: say so in one sentence, keep the traceback for the report.
-        path = _log_programming_error(exc)
+        path = log_traceback(exc)
         where = f"the traceback is in {path}" if path else "the traceback could not be logged"
         print(
             f"pgwx: internal error ({type(exc).__name__}); {where} — please report it.",
