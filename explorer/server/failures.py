@@ -50,15 +50,13 @@ def is_user_facing(exc: BaseException) -> bool:
 
 def one_sentence(exc: BaseException) -> str:
     """A failure as one line without a traceback and without a password."""
+    lines = str(exc).strip().splitlines()
+    text = lines[0] if lines else type(exc).__name__
     if isinstance(exc, asyncpg.PostgresError):
-        text = f"PostgreSQL said: {exc}"
-        detail = getattr(exc, "detail", None)
-        if detail:
-            text += f" ({detail})"
-    else:
-        text = str(exc)
-    lines = text.strip().splitlines()
-    return mask_secrets(lines[0] if lines else type(exc).__name__)
+        # str() puts the DETAIL on a line of its own: bring it onto the one line shown.
+        detail = (getattr(exc, "detail", None) or "").strip().splitlines()
+        text = f"PostgreSQL said: {text}" + (f" ({detail[0]})" if detail else "")
+    return mask_secrets(text)
 
 
 def log_traceback(exc: BaseException) -> Path | None:
