@@ -24,7 +24,6 @@ import asyncpg
 from explorer.analysis.environment import warnings as machine_warnings
 from explorer.analysis.judge import judge, undecided_text
 from explorer.analysis.verdict import balanced_order
-from explorer.errors import UsageError
 from explorer.lab.measure.environment import MachineLoad
 from explorer.lab.measure.environment import capture as capture_environment
 from explorer.lab.measure.probe import PhaseProbe
@@ -40,6 +39,7 @@ from explorer.lab.run.guard import (
 )
 from explorer.lab.run.leftovers import auto_conf_path, foreign_notice, off_defaults, still_in_force
 from explorer.lab.run.owner import RunOwner
+from explorer.lab.run.request import RunOptions, select_variants
 from explorer.lab.run.scratch import scratch_dir
 from explorer.lab.run.settings import Journal, ServerSettings, settings_in_force
 from explorer.lab.scope import run_scope, schema, work_prefix
@@ -72,32 +72,6 @@ FLUSH_WAIT = 0.3
 
 RESTART_GRACE = 15.0
 """Seconds after a planned restart during which sampler reconnects are not warnings."""
-
-
-@dataclass
-class RunOptions:
-    """How to run a profile, beyond the profile itself."""
-
-    scale: float = 1.0
-    """Multiplies the workload's size parameters."""
-    repeats: int | None = None
-    """A fixed number of measured trials per variant, overriding the profile's repeats."""
-    warmup: int | None = None
-    """Overrides the profile's warm-up rounds (0: none)."""
-    threshold: float | None = None
-    """Overrides the profile's noise threshold (a fraction, 0.05 = 5 %)."""
-    budget: float | None = None
-    """Overrides the profile's time budget in seconds (repeats = "auto")."""
-    variants: list[str] | None = None
-    """Run only these variants (by name)."""
-    allow_risky: bool = False
-    """Allow fsync/full_page_writes off on a server pgwx does not own."""
-    sample: bool = True
-    """Run the statistics sampler beside the workload."""
-    sample_interval: float = 0.25
-    """Seconds between samples."""
-    settle_seconds: float | None = None
-    """Overrides the profile's pause after CHECKPOINT."""
 
 
 @dataclass
@@ -137,20 +111,6 @@ def effective_profile(profile: Profile, options: RunOptions) -> Profile:
     if options.budget is not None:
         update["budget"] = options.budget
     return profile.model_copy(update=update) if update else profile
-
-
-def select_variants(profile: Profile, wanted: list[str] | None) -> list[Variant]:
-    """The profile's variants, or the named subset; UsageError names what does not exist."""
-    if not wanted:
-        return list(profile.variants)
-    known = {v.name for v in profile.variants}
-    missing = [w for w in wanted if w not in known]
-    if missing:
-        raise UsageError(
-            f"profile {profile.name} has no variant {', '.join(missing)}; "
-            f"it has {', '.join(sorted(known))}"
-        )
-    return [v for v in profile.variants if v.name in wanted]
 
 
 def counters_sql(caps: Capabilities) -> str:

@@ -23,7 +23,7 @@ from textual.message import Message
 from textual.widget import Widget
 from textual.worker import Worker, WorkerCancelled, WorkerFailed, WorkerState
 
-from explorer.lab.run.limits import check_sizes
+from explorer.lab.run.request import RunRequest
 from explorer.lab.run.session import Session
 from explorer.lab.run.settings import JournalUnreadable
 from explorer.lab.store.replay import Player, ReplaySource
@@ -290,21 +290,15 @@ class RunController(Widget):
         self, profile: Profile, scale: float, caps: Capabilities, *, single: bool
     ) -> None:
         """Run in the background; the runner undoes everything however it ends."""
-        from explorer.lab.run.runner import Runner, RunOptions
+        from explorer.lab.run.runner import Runner
 
         assert self.target is not None
         app = self.pgwx
-        check_sizes(profile, scale=scale)  # one sentence in the log, before any server work
-        options = RunOptions(
-            scale=scale, allow_risky=app.allow_risky, sample_interval=app.sample_interval
+        # One sentence in the log, before any server work, if the run may not be.
+        request = RunRequest.build(
+            profile, scale=scale, allow_risky=app.allow_risky, sample_interval=app.sample_interval
         )
-        runner = Runner(
-            self.target,
-            profile,
-            app.store,
-            options,
-            caps=caps,
-        )
+        runner = Runner(self.target, profile, app.store, request.options, caps=caps)
         self.runner, self._cancelling = runner, False
         self.view.profile, self.view.scale, self.view.accumulate = profile, scale, single
         await runner.run(self._emit)
