@@ -10,10 +10,11 @@ import pytest
 from explorer.lab.store.results import ResultStore
 from explorer.lab.workloads.base import TrialContext
 from explorer.lab.workloads.table_kind import TableKindWorkload
-from explorer.models import Profile, Variant
+from explorer.models import Variant
 from explorer.server.connect import Target
 from explorer.tui.app import PgwxApp
 from explorer.tui.screens.runs import RunController
+from tests.conftest import small_profile
 from tests.test_tui import connected, log_text, wait_for
 
 
@@ -27,16 +28,7 @@ async def test_the_app_says_a_bug_is_an_internal_error(
     pg18: Target, store: ResultStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(TableKindWorkload, "trial", call_a_missing_method)
-    profile = Profile(
-        name="bug",
-        title="t",
-        workload="table-kind",
-        params={"rows": 10},
-        repeats=1,
-        warmup=0,
-        settle_seconds=0,
-        variants=[Variant(name="a")],
-    )
+    profile = small_profile("table-kind", [Variant(name="a")], rows=10)
     log = tmp_path / "state" / "pgwx.log"  # the store fixture points PGWX_STATE_DIR there
     async with PgwxApp(target=pg18, store=store).run_test(size=(120, 36)) as pilot:
         lab = await connected(pilot)
