@@ -1,9 +1,10 @@
 """Every place pgwx reads or writes a file, computed here and nowhere else.
 
-Data (`$XDG_DATA_HOME/pgwx`): the results store (or `$PGWX_RESULTS`), and beside it the
-exported tables and screenshots; the bundled cluster (`/var/lib/pgwx/pg18` for root, whose
-home is private). State (`$PGWX_STATE_DIR`, else `$XDG_STATE_HOME/pgwx`): the undo journal,
-one file per server, and the log a programming error's traceback goes to. Configuration
+Data (`$XDG_DATA_HOME/pgwx`): the results store (or `$PGWX_RESULTS`, a file or a
+`postgresql://` URL), and beside a local store the exported tables and screenshots; the
+bundled cluster (`/var/lib/pgwx/pg18` for root, whose home is private). State
+(`$PGWX_STATE_DIR`, else `$XDG_STATE_HOME/pgwx`): the undo journal, one file per server, and
+the log a programming error's traceback goes to. Configuration
 (`$XDG_CONFIG_HOME/pgwx/profiles`): the user's profiles. Shipped with pgwx: the profiles and
 the recordings (the repository's `profiles/`, or the wheel's copy).
 """
@@ -45,21 +46,30 @@ def journal_path(system_identifier: str, directory: Path | None = None) -> Path:
     return (directory or state_dir()) / f"undo-{system_identifier}.json"
 
 
-def results_path() -> Path:
-    """The results store: $PGWX_RESULTS, else ~/.local/share/pgwx/results.sqlite."""
-    if os.environ.get("PGWX_RESULTS"):
-        return Path(os.environ["PGWX_RESULTS"])
+def local_results_path() -> Path:
+    """The local results store: ~/.local/share/pgwx/results.sqlite."""
     return data_home() / "results.sqlite"
 
 
-def exports_dir(store: Path) -> Path:
-    """Where the app writes a run's table (e), next to the results store `store`."""
-    return Path(store).parent / "exports"
+def results_location() -> str:
+    """The results store: $PGWX_RESULTS (a file, or a postgresql:// URL), else the local one."""
+    return os.environ.get("PGWX_RESULTS") or str(local_results_path())
 
 
-def screenshots_dir(store: Path) -> Path:
-    """Where the app saves its screenshots (s), next to the results store `store`."""
-    return Path(store).parent / "screenshots"
+def results_files_dir(store: Path | None) -> Path:
+    """Where the app's exports and screenshots go: beside a local store file `store`, in the
+    data directory for a store on a server (None)."""
+    return data_home() if store is None else Path(store).parent
+
+
+def exports_dir(files_dir: Path) -> Path:
+    """Where the app writes a run's table (e), under the store's files directory."""
+    return files_dir / "exports"
+
+
+def screenshots_dir(files_dir: Path) -> Path:
+    """Where the app saves its screenshots (s), under the store's files directory."""
+    return files_dir / "screenshots"
 
 
 def bundled_data_dir() -> Path:

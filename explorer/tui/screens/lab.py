@@ -760,13 +760,13 @@ class LabScreen(Screen[None]):
         if record is None or not record.trials:
             self.note("nothing to export yet: no trial has finished")
             return
-        folder = exports_dir(self.pgwx.store.path)
+        folder = exports_dir(self.pgwx.store.files_dir)
         path = write_private(folder / f"{record.id}.md", to_markdown(record))
         self.note(f"table written to {path}")
 
     def action_screenshot(self) -> None:
         """Save an SVG of the screen next to the results store, and say where."""
-        folder = screenshots_dir(self.pgwx.store.path)
+        folder = screenshots_dir(self.pgwx.store.files_dir)
         folder.mkdir(parents=True, exist_ok=True)
         # The next free number: a new session never overwrites an earlier session's shots.
         stem = f"pgwx-{self.view.run_id or 'idle'}"
