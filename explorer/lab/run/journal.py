@@ -19,7 +19,7 @@ from typing import Any
 
 from explorer.errors import PgwxError
 from explorer.models import SERVER_KNOBS
-from explorer.paths import state_dir
+from explorer.paths import journal_path
 
 MANAGED = frozenset({*SERVER_KNOBS, "max_wal_senders"})
 """Every setting pgwx changes with ALTER SYSTEM (wal_level=minimal brings max_wal_senders)."""
@@ -83,7 +83,7 @@ class Journal:
     """Server-level changes not yet undone, on disk, one file per server."""
 
     def __init__(self, system_identifier: str, directory: Path | None = None) -> None:
-        self.path = (directory or state_dir()) / f"undo-{system_identifier}.json"
+        self.path = journal_path(system_identifier, directory)
 
     def _read(self) -> dict[str, Any]:
         """The file's JSON object as it is ({} when there is no file)."""

@@ -27,8 +27,14 @@ __all__ = [
     "JournalUnreadable",
     "ServerCannotStart",
     "ServerSettings",
+    "SettingsError",
     "settings_in_force",
 ]
+
+
+class SettingsError(PgwxError, RuntimeError):
+    """A server setting cannot be changed as a variant asks (a restart pgwx may not make, a
+    value the server did not take); str() is one sentence."""
 
 
 class ServerCannotStart(PgwxError):
@@ -162,7 +168,7 @@ class ServerSettings:
     async def _restart(self, names: list[str]) -> None:
         server = self.target.bundled
         if server is None:
-            raise RuntimeError(
+            raise SettingsError(
                 f"{', '.join(names)} need a restart and pgwx does not own this server"
             )
         self.notify(f"restarting the bundled server for {', '.join(names)}")
@@ -214,7 +220,7 @@ class ServerSettings:
             if not wrong:
                 return
             if asyncio.get_running_loop().time() > deadline:
-                raise RuntimeError(
+                raise SettingsError(
                     "the server did not take "
                     + ", ".join(f"{n}={v} (still {now.get(n)})" for n, v in wrong.items())
                 )

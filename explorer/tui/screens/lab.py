@@ -8,7 +8,6 @@ breakpoint classes Textual sets on the screen.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.text import Text
@@ -37,6 +36,7 @@ from explorer.models import (
     TrialStarted,
     Variant,
 )
+from explorer.paths import exports_dir, screenshots_dir
 from explorer.server.connect import Target
 from explorer.tui.screens.help import HelpScreen
 from explorer.tui.screens.runs import RunController, variant_name
@@ -760,13 +760,13 @@ class LabScreen(Screen[None]):
         if record is None or not record.trials:
             self.note("nothing to export yet: no trial has finished")
             return
-        folder = Path(self.pgwx.store.path).parent / "exports"
+        folder = exports_dir(self.pgwx.store.files_dir)
         path = write_private(folder / f"{record.id}.md", to_markdown(record))
         self.note(f"table written to {path}")
 
     def action_screenshot(self) -> None:
         """Save an SVG of the screen next to the results store, and say where."""
-        folder = Path(self.pgwx.store.path).parent / "screenshots"
+        folder = screenshots_dir(self.pgwx.store.files_dir)
         folder.mkdir(parents=True, exist_ok=True)
         # The next free number: a new session never overwrites an earlier session's shots.
         stem = f"pgwx-{self.view.run_id or 'idle'}"
