@@ -17,27 +17,24 @@ from pathlib import Path
 
 import pytest
 
+from explorer import paths
+
 SCRATCH_PREFIX = "pgwxT"
 RUN_DIRS = ("pgwx-run-", "pgwx-making-")
 """Names of pgwx's scratch directories in the temporary directory."""
 
 
 def _real_locations() -> dict[str, Path]:
-    """Where pgwx would write with this process's environment as it came."""
-    env = os.environ
-    home = Path.home()
-    data = Path(env.get("XDG_DATA_HOME") or home / ".local" / "share") / "pgwx"
-    state = Path(env.get("XDG_STATE_HOME") or home / ".local" / "state") / "pgwx"
+    """Where pgwx would write with this process's environment as it came (explorer.paths)."""
     found = {
-        "data (results store, bundled cluster)": data,
-        "state (undo journal, log)": Path(env.get("PGWX_STATE_DIR") or state),
-        "profiles": Path(env.get("XDG_CONFIG_HOME") or home / ".config") / "pgwx",
+        "data (results store, bundled cluster)": paths.data_home(),
+        "state (undo journal, log)": paths.state_dir(),
+        "profiles": paths.user_profiles_dir().parent,
+        "bundled cluster": paths.bundled_data_dir(),
         "bundled cluster of root": Path("/var/lib/pgwx/pg18"),
     }
-    if env.get("PGWX_RESULTS"):
-        found["results store"] = Path(env["PGWX_RESULTS"])
-    if env.get("PGWX_DATA_DIR"):
-        found["bundled cluster"] = Path(env["PGWX_DATA_DIR"])
+    if "://" not in paths.results_location():
+        found["results store"] = Path(paths.results_location())
     return found
 
 

@@ -43,19 +43,20 @@ async def napping(fs: FaultServer, timeout: float = 120.0) -> None:
     """Wait until a pgwx session sleeps in the nap phase (the server may be restarting)."""
 
     async def asleep() -> bool:
+        # the server may restart under this look (a wal_level variant): that is a "not yet"
         try:
             conn = await fs.admin()
+            try:
+                return bool(
+                    await conn.fetchval(
+                        "SELECT count(*) FROM pg_stat_activity WHERE application_name LIKE "
+                        "'pgwx%' AND query LIKE 'SELECT pg_sleep(%'"
+                    )
+                )
+            finally:
+                conn.terminate()
         except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError):
             return False
-        try:
-            return bool(
-                await conn.fetchval(
-                    "SELECT count(*) FROM pg_stat_activity WHERE application_name LIKE 'pgwx%' "
-                    "AND query LIKE 'SELECT pg_sleep(%'"
-                )
-            )
-        finally:
-            await conn.close()
 
     await wait_until(asleep, "a trial to nap", timeout)
 

@@ -7,20 +7,27 @@ from pathlib import Path
 
 import pytest
 
-from explorer.lab.profiles.catalog import user_profiles_dir
 from explorer.lab.run.scratch import scratch_dir
-from explorer.lab.store.results import default_store_path
-from explorer.paths import data_home, state_dir
-from explorer.server.embedded import default_data_dir
+from explorer.paths import (
+    bundled_data_dir,
+    data_home,
+    local_results_path,
+    log_path,
+    results_location,
+    state_dir,
+    user_profiles_dir,
+)
 from tests import isolation
 
 
 def test_every_default_location_is_the_sessions_scratch() -> None:
     for where in (
-        default_data_dir(),
-        default_store_path(),
+        bundled_data_dir(),
+        local_results_path(),
+        Path(results_location()),
         data_home(),
         state_dir(),
+        log_path(),
         user_profiles_dir(),
         Path(tempfile.gettempdir()),
     ):
