@@ -191,6 +191,7 @@ class Runner:
         self.undo = Undo()
         self._log_from = 0
         self._said_no_checkpoint = False
+        self._undid_settings = False
         """What putting the server settings back did (read by the front end's last line)."""
 
     # ------------------------------------------------------------------ plumbing
@@ -493,6 +494,7 @@ class Runner:
     async def _put_back(self, scope: RunScope) -> None:
         """Undo the server settings; when that fails, say what is still in force and where."""
         settings, undo = scope.settings, self.undo
+        self._undid_settings = True
         try:
             undo.put_back = await settings.restore(scope.contexts)
         except Exception as exc:
@@ -509,11 +511,13 @@ class Runner:
     def undo_outcome(self) -> Undo:
         """What the undo did, with what is left read back from the journal now (a second
         Ctrl-C may have cut the undo short: the journal is the truth, not the plan)."""
-        if self._journal is not None:
+        # Only a run that held the settings lock undoes: the journal is shared with the other
+        # pgwx of this user on this server, whose settings are its own to put back.
+        if self._journal is not None and self._undid_settings:
             try:
                 self.undo.left = self._journal.load()
             except JournalUnreadable as exc:
-                self.undo.why = str(exc)
+                self.undo.unknown = str(exc)
         return self.undo
 
     def _finish(self, result: TrialResult) -> TrialResult:

@@ -97,9 +97,8 @@ async def _recover_settings(
     try:
         if not await conn.fetchval("SELECT pg_try_advisory_lock($1, $2)", LOCK_CLASS, SETTINGS_KEY):
             holder = await settings_holder(conn)
+            # Its settings, in force while it runs: not this pgwx's to undo or report as left.
             notify(f"server settings stay as they are: another pgwx ({holder}) is running")
-            undo.left = journal.load()
-            undo.why = f"another pgwx ({holder}) is running"
             return undo
         # The one line below says what was put back; the settings' own
         # "restored …" would say it a second time.

@@ -51,11 +51,13 @@ class Undo:
     where: str | None = None
     why: str | None = None
     set_aside: dict[str, str] = field(default_factory=dict)
+    unknown: str | None = None
+    """Why what is left cannot be known (the journal cannot be read), when it cannot."""
 
     @property
     def complete(self) -> bool:
-        """Nothing pgwx set is left on the server."""
-        return not self.left
+        """Nothing pgwx set is left on the server (as far as can be known)."""
+        return not self.left and self.unknown is None
 
     def left_values(self) -> str:
         """'wal_level='minimal', shared_buffers' — each left setting, with its value if known."""
@@ -66,6 +68,8 @@ class Undo:
 
     def sentence(self, command: str) -> str:
         """What the server holds now, in one sentence (a clause, to follow 'run … ended;')."""
+        if self.unknown is not None:
+            return f"server settings may still be changed ({self.unknown}); run `{command}`"
         if self.left:
             where = self.where or "postgresql.auto.conf in the server's data directory"
             why = f" ({self.why})" if self.why else ""
