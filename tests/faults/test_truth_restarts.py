@@ -14,6 +14,8 @@ import asyncio
 import signal
 from pathlib import Path
 
+import pytest
+
 from tests.faults.truth_support import last_line, napping, pgwx, sleeping_profile
 from tests.faults_helpers import (
     FaultServer,
@@ -30,30 +32,50 @@ MINIMAL = {"minimal": 'wal_level = "minimal"'}
 PUT_BACK = "server settings put back (wal_level, max_wal_senders)"
 
 
-async def _kill_mid_trial(fs: FaultServer, tmp_path: Path) -> None:
-    """`pgwx run` of a wal_level=minimal variant, SIGKILLed while its trial runs."""
-    (tmp_path / "minimal.toml").write_text(sleeping_profile(MINIMAL))
-    run = ["run", str(tmp_path / "minimal.toml"), "--data-dir", str(fs.server.data_dir)]
+RESTART_ONLY = {
+    "wal_level": (MINIMAL, "wal_level", "minimal", "wal_level, max_wal_senders"),
+    "shared_buffers": (
+        {"sb": 'shared_buffers = "48MB"'},
+        "shared_buffers",
+        "6144",
+        "shared_buffers",
+    ),
+}
+"""Each restart-only variant: its knobs, the setting to see in force, and what is put back."""
+
+
+async def _kill_mid_trial(
+    fs: FaultServer,
+    tmp_path: Path,
+    variant: dict[str, str] = MINIMAL,
+    seen: tuple[str, str] = ("wal_level", "minimal"),
+) -> None:
+    """`pgwx run` of a restart-only variant, SIGKILLed while its trial runs."""
+    (tmp_path / "restart.toml").write_text(sleeping_profile(variant))
+    run = ["run", str(tmp_path / "restart.toml"), "--data-dir", str(fs.server.data_dir)]
     child = await start_pgwx(tmp_path, *run, "--no-sample", "--settle", "0")
     try:
         await napping(fs)
     finally:
         await sigkill(child)
     state = await fs.state()
-    assert state["settings"]["wal_level"] == "minimal" and state["schemas"], state
+    assert state["settings"][seen[0]] == seen[1] and state["schemas"], state
 
 
+@pytest.mark.parametrize("kind", sorted(RESTART_ONLY))
 async def test_server_start_after_a_kill_in_a_restart_only_variant(
-    owned: FaultServer, tmp_path: Path
+    owned: FaultServer, tmp_path: Path, kind: str
 ) -> None:
+    variant, name, value, names = RESTART_ONLY[kind]
     before = await owned.state()
-    await _kill_mid_trial(owned, tmp_path)
-    code, out, err = await pgwx(
-        tmp_path, "server", "start", "--data-dir", str(owned.server.data_dir)
-    )
+    await _kill_mid_trial(owned, tmp_path, variant, (name, value))
+    data_dir = str(owned.server.data_dir)
+    code, out, err = await pgwx(tmp_path, "server", "start", "--data-dir", data_dir)
     assert code == 0, (out, err)
     assert "internal error" not in err and "Traceback" not in err
-    assert out.splitlines()[0] == f"left by an interrupted run: {PUT_BACK}", out
+    assert out.splitlines()[0] == (
+        f"left by an interrupted run: server settings put back ({names})"
+    ), out
     await owned.assert_as_before(before)
     assert not list((tmp_path / "state").glob("undo-*.json"))
 
@@ -63,11 +85,13 @@ async def test_next_run_after_a_kill_in_a_restart_only_variant(
 ) -> None:
     before = await owned.state()
     await _kill_mid_trial(owned, tmp_path)
+    killed = run_ids(tmp_path / "results.sqlite")[-1]
     (tmp_path / "plain.toml").write_text(profile_toml({"plain": ""}, gate=False, rows=10))
     run = ["run", str(tmp_path / "plain.toml"), "--data-dir", str(owned.server.data_dir)]
     code, _out, err = await pgwx(tmp_path, *run, "--no-sample", "--settle", "0")
     assert code == 0, err
     assert "put back settings left by an interrupted pgwx: wal_level, max_wal_senders" in err
+    assert f"run {killed} was interrupted; its finished trials are kept" in err
     run_id = run_ids(tmp_path / "results.sqlite")[-1]
     assert last_line(err) == (
         f"saved as run {run_id}; `pgwx report {run_id} --format csv|json`; "
