@@ -16,11 +16,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import shutil
 import signal
 import sqlite3
+import subprocess
 import sys
+import tempfile
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -328,6 +331,33 @@ class Gate:
     async def reached(self, timeout: float = 60.0) -> None:
         """Wait until a trial stands at the gate."""
         await wait_until(self.waiting, "a trial to reach the gate", timeout)
+
+
+# --------------------------------------------------------------------------- a small disk
+
+
+@contextlib.contextmanager
+def small_tmpfs() -> Iterator[Path]:
+    """A 96 MB tmpfs (root only; the test is skipped otherwise), unmounted afterwards."""
+
+    import pytest
+
+    if os.geteuid() != 0:
+        pytest.skip("mounting a tmpfs needs root")
+    mount = Path(tempfile.mkdtemp(prefix="pgwx-full-", dir="/tmp"))
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=96m,mode=0755", "tmpfs", str(mount)],
+        capture_output=True,
+        text=True,
+    )
+    if done.returncode != 0:
+        mount.rmdir()
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=False)
+        shutil.rmtree(mount, ignore_errors=True)
 
 
 # --------------------------------------------------------------------------- the store

@@ -14,7 +14,6 @@ import asyncio
 import os
 import shutil
 import signal
-import subprocess
 import tempfile
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
@@ -45,6 +44,7 @@ from tests.faults_helpers import (
     run_ids,
     run_status,
     sigkill,
+    small_tmpfs,
     start_pgwx,
     stored_rows,
     wait_until,
@@ -348,31 +348,19 @@ async def test_killed_pgwxs_statement_does_not_outlive_it(
 
 @pytest.fixture
 def tmpfs() -> Iterator[Path]:
-    """A 96 MB tmpfs, unmounted afterwards (root only)."""
-    if os.geteuid() != 0:
-        pytest.skip("mounting a tmpfs needs root")
-    mount = Path(tempfile.mkdtemp(prefix="pgwx-full-", dir="/tmp"))
-    done = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=96m,mode=0755", "tmpfs", str(mount)],
-        capture_output=True,
-        text=True,
-    )
-    if done.returncode != 0:
-        mount.rmdir()
-        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
-    server = LocalServer(mount / "pg")
-    try:
-        yield mount
-    finally:
-        (mount / "ballast").unlink(missing_ok=True)
+    """A 96 MB tmpfs, its server stopped and the tmpfs unmounted afterwards (root only)."""
+    with small_tmpfs() as mount:
+        server = LocalServer(mount / "pg")
         try:
-            server.stop()
-        except Exception:
-            pid = mount / "pg" / "postmaster.pid"
-            if pid.exists():
-                os.kill(int(pid.read_text().split()[0]), signal.SIGKILL)
-        subprocess.run(["umount", "-l", str(mount)], check=False)
-        shutil.rmtree(mount, ignore_errors=True)
+            yield mount
+        finally:
+            (mount / "ballast").unlink(missing_ok=True)
+            try:
+                server.stop()
+            except Exception:
+                pid = mount / "pg" / "postmaster.pid"
+                if pid.exists():
+                    os.kill(int(pid.read_text().split()[0]), signal.SIGKILL)
 
 
 async def _run_on_a_full_disk(

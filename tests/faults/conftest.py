@@ -7,8 +7,6 @@ its directory free, as a dead pgwx leaves it.
 
 from __future__ import annotations
 
-import shutil
-import tempfile
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -16,16 +14,16 @@ import pytest
 import pytest_asyncio
 
 from explorer.server.embedded import LocalServer
+from tests.faults.truth_support import force_stop
 from tests.faults_helpers import FaultServer
 
 
 @pytest.fixture(scope="module")
-def owned_base() -> Iterator[Path]:
-    """A short, world-traversable directory for the module's cluster."""
-    base = Path(tempfile.mkdtemp(prefix="pgwx-t20-", dir="/tmp"))
-    base.chmod(0o755)
-    yield base
-    shutil.rmtree(base, ignore_errors=True)
+def owned_base(pg_base: Path, request: pytest.FixtureRequest) -> Path:
+    """The module's own directory under the session's short, world-traversable one."""
+    path = pg_base / f"t20-{request.module.__name__.rsplit('_', 1)[-1]}"
+    path.mkdir(mode=0o755)
+    return path
 
 
 @pytest.fixture(scope="module")
@@ -34,8 +32,7 @@ def owned_cluster(owned_base: Path) -> Iterator[FaultServer]:
     server.start()
     server.release()  # as a dead pgwx leaves it: running, its directory free
     yield FaultServer(server)
-    if server.is_running():
-        server._run([str(server.tool("pg_ctl")), "-D", str(server.data_dir), "-m", "i", "stop"])
+    force_stop(server.data_dir)
 
 
 @pytest_asyncio.fixture

@@ -10,12 +10,10 @@ postgresql.auto.conf for the full disk.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import re
-import shutil
 import signal
-import subprocess
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -32,35 +30,21 @@ from tests.faults_helpers import (
     profile_toml,
     run_ids,
     sigkill,
+    small_tmpfs,
     start_pgwx,
 )
 
 
 @pytest.fixture
 def small_disk() -> Iterator[Path]:
-    """A 96 MB tmpfs, unmounted afterwards (root only)."""
-    if os.geteuid() != 0:
-        pytest.skip("mounting a tmpfs needs root")
-    mount = Path(tempfile.mkdtemp(prefix="pgwx-panic-", dir="/tmp"))
-    done = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=96m,mode=0755", "tmpfs", str(mount)],
-        capture_output=True,
-        text=True,
-    )
-    if done.returncode != 0:
-        mount.rmdir()
-        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
-    try:
-        yield mount
-    finally:
-        pid = mount / "pg" / "postmaster.pid"
-        if pid.exists():
-            try:
+    """A 96 MB tmpfs; whatever server is left on it is killed before it is unmounted."""
+    with small_tmpfs() as mount:
+        try:
+            yield mount
+        finally:
+            pid = mount / "pg" / "postmaster.pid"
+            with contextlib.suppress(OSError, ValueError):
                 os.kill(int(pid.read_text().split()[0]), signal.SIGKILL)
-            except (ProcessLookupError, ValueError):
-                pass
-        subprocess.run(["umount", "-l", str(mount)], check=False)
-        shutil.rmtree(mount, ignore_errors=True)
 
 
 async def _fill_and_panic(fs: FaultServer, mount: Path) -> None:

@@ -5,13 +5,13 @@ stop it (issue 20): a killed pgwx's server reused by the next run, two runs on o
 from __future__ import annotations
 
 import asyncio
-import shutil
 from pathlib import Path
 
 import asyncpg
+import pytest
 
 from explorer.server.embedded import LocalServer
-from tests.faults.truth_support import napping, pgwx, sleeping_profile
+from tests.faults.truth_support import force_stop, napping, pgwx, sleeping_profile
 from tests.faults_helpers import (
     FaultServer,
     finish,
@@ -106,43 +106,31 @@ async def _waiting(fs: FaultServer, count: int) -> bool:
     return bool(waiting == count)
 
 
-async def test_two_runs_on_one_data_dir_the_starter_ends_first(
-    owned_base: Path, tmp_path: Path
+@pytest.mark.parametrize("starter_ends_first", [True, False])
+async def test_two_runs_on_one_data_dir(
+    owned_base: Path, tmp_path: Path, starter_ends_first: bool
 ) -> None:
-    data_dir = owned_base / "shared"
+    data_dir = owned_base / f"shared-{starter_ends_first}"
     try:
-        err1, err2 = await _two_runs(tmp_path, data_dir, starter_ends_first=True)
+        starter, second = await _two_runs(tmp_path, data_dir, starter_ends_first)
+        left_running = LocalServer(data_dir).is_running()
+    finally:
+        force_stop(data_dir)
+    assert not left_running  # whichever ended last stopped it
+    stop = f"`pgwx server stop --data-dir {data_dir}`"
+    if starter_ends_first:
+        # the starter leaves it to the other, which stops it as it leaves last
         assert (
-            f"bundled server left running in {data_dir}: another pgwx is using it; "
-            f"`pgwx server stop --data-dir {data_dir}` stops it once that one is done"
-        ) in err1
+            f"bundled server left running in {data_dir}: another pgwx is using it; {stop} "
+            "stops it once that one is done"
+        ) in starter
         assert (
             f"stopped the bundled server in {data_dir}: the pgwx that started it has left, "
             "and nobody else uses it"
-        ) in err2
-        assert not LocalServer(data_dir).is_running()
-    finally:
-        _force_stop(data_dir)
-
-
-async def test_two_runs_on_one_data_dir_the_starter_ends_last(
-    owned_base: Path, tmp_path: Path
-) -> None:
-    data_dir = owned_base / "shared2"
-    try:
-        err1, err2 = await _two_runs(tmp_path, data_dir, starter_ends_first=False)
-        assert "left running" not in err1, err1
+        ) in second
+    else:
+        assert "left running" not in starter, starter
         assert (
             f"bundled server left running in {data_dir}: the pgwx that holds it is still "
             "using it, and stops it when done"
-        ) in err2
-        assert not LocalServer(data_dir).is_running()
-    finally:
-        _force_stop(data_dir)
-
-
-def _force_stop(data_dir: Path) -> None:
-    server = LocalServer(data_dir)
-    if server.is_running():
-        server._run([str(server.tool("pg_ctl")), "-D", str(data_dir), "-m", "i", "stop"])
-    shutil.rmtree(data_dir, ignore_errors=True)
+        ) in second

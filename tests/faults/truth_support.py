@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +13,16 @@ import asyncpg
 
 from explorer.lab.run.journal import Journal
 from explorer.server.connect import Target
+from explorer.server.embedded import LocalServer
 from tests.faults_helpers import FaultServer, finish, profile_toml, start_pgwx, wait_until
+
+
+def force_stop(data_dir: Path) -> None:
+    """Stop a test's cluster however it was left (immediate shutdown), and remove it."""
+    server = LocalServer(data_dir)
+    if server.is_running():
+        server._run([str(server.tool("pg_ctl")), "-D", str(data_dir), "-m", "i", "stop"])
+    shutil.rmtree(data_dir, ignore_errors=True)
 
 
 async def pgwx(tmp_path: Path, *args: str, timeout: float = 180.0) -> tuple[int, str, str]:
