@@ -17,6 +17,7 @@ from pathlib import Path
 
 import asyncpg
 
+from explorer.errors import PgwxError
 from explorer.lab.run.guard import drop_schema, end_orphans
 from explorer.lab.run.journal import UNSAFE_IF_LOST, Journal, JournalUnreadable, shown_name
 from explorer.lab.run.leftovers import repair_journaled
@@ -35,7 +36,7 @@ from explorer.lab.scope import SCHEMA, run_of_schema
 from explorer.lab.store.results import ResultStore
 from explorer.models import Capabilities
 from explorer.server.capabilities import probe
-from explorer.server.connect import LIBPQ_ENV, Target, mask_dsn
+from explorer.server.connect import LIBPQ_ENV, ConnectError, Target, mask_dsn
 from explorer.server.datadir import AUTO_CONF, ServerError
 from explorer.server.embedded import LocalServer
 
@@ -73,7 +74,12 @@ async def recovery(target: Target, caps: Capabilities, notify: Callable[[str], N
         What the settings' undo did (what is left, if it stopped, and why).
     """
     undo = await _recover_settings(target, caps, notify)
-    conn = await target.connect("admin")
+    try:
+        conn = await target.connect("admin")
+    except ConnectError:
+        if undo.why is None:
+            raise
+        return undo  # the server went away during the undo: its sentence says what is left
     try:
         # A killed pgwx's statements may still run and hold locks in its schema.
         await _end_orphans(conn, notify)
@@ -108,7 +114,13 @@ async def _recover_settings(
         contexts = {n: g.context for n, g in caps.gucs.items()}
         try:
             undo.put_back = await settings.restore(contexts)
-        except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError, RuntimeError) as exc:
+        except (
+            asyncpg.PostgresError,
+            asyncpg.InterfaceError,
+            OSError,
+            RuntimeError,
+            PgwxError,  # the server could not start again, or could not be reached
+        ) as exc:
             undo.why = _one_line(exc)
         undo.set_aside = dict(settings.set_aside)
         undo.left = journal.load()
