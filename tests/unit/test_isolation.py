@@ -13,7 +13,6 @@ from explorer.paths import (
     data_home,
     local_results_path,
     log_path,
-    results_location,
     state_dir,
     user_profiles_dir,
 )
@@ -24,7 +23,6 @@ def test_every_default_location_is_the_sessions_scratch() -> None:
     for where in (
         bundled_data_dir(),
         local_results_path(),
-        Path(results_location()),
         data_home(),
         state_dir(),
         log_path(),
