@@ -358,7 +358,7 @@ class Session:
         stop = f"`pgwx server stop{data_dir_option(server)}` stops it"
         left = f"bundled server left running in {server.data_dir}"
         if self.keep_server:
-            say(f"{left} (--keep-server); {stop}")
+            say(f"{left}, as asked; {stop}")
         elif server.started_here:
             server.started_here = False
             if not server.stop() and server.is_running():
