@@ -162,6 +162,13 @@ class PgwxApp(App[int]):
         """ctrl+q and the palette quit the same careful way as q."""
         self.lab.action_quit()
 
+    def action_help_quit(self) -> None:
+        """Ctrl-C (Textual's copy key) does not quit: say which key does, every time."""
+        self.notify(
+            "Ctrl-C does not quit pgwx: press q (a run is cancelled and the server put back first)",
+            timeout=5,
+        )
+
     def _exit_when_stuck(self, signo: int) -> None:
         """After the undo, end the process if the app cannot (its terminal is gone)."""
         self.put_back.wait()
