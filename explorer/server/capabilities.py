@@ -39,8 +39,14 @@ async def probe(conn: asyncpg.Connection, *, owned: bool) -> Capabilities:
     superuser = bool(row["rolsuper"])
     alter_system = superuser
     if not superuser and version_num >= 150000:
+        # The undo reads postgresql.auto.conf's earlier value from pg_file_settings, which
+        # even pg_read_all_settings may not read: without it every trial would fail there.
         alter_system = bool(
-            await conn.fetchval("SELECT has_parameter_privilege('fsync', 'ALTER SYSTEM')")
+            await conn.fetchval(
+                "SELECT has_parameter_privilege('fsync', 'ALTER SYSTEM') "
+                "AND has_table_privilege('pg_file_settings', 'SELECT') "
+                "AND has_function_privilege('pg_show_all_file_settings()', 'EXECUTE')"
+            )
         )
     try:
         sysid = str(await conn.fetchval("SELECT system_identifier FROM pg_control_system()"))

@@ -51,8 +51,9 @@ def _server_reason(knobs: Knobs, caps: Capabilities, *, allow_risky: bool) -> st
             continue
         if not caps.alter_system:
             return (
-                f"{name} needs ALTER SYSTEM, which this user may not run "
-                "(superuser, or GRANT ALTER SYSTEM ON PARAMETER)"
+                f"{name} needs ALTER SYSTEM, and reading pg_file_settings to put it back, "
+                "which this user may not (superuser, or GRANT ALTER SYSTEM ON PARAMETER plus "
+                "SELECT ON pg_file_settings and EXECUTE ON FUNCTION pg_show_all_file_settings())"
             )
         if guc.context in RESTART_CONTEXTS and not caps.owned:
             return (
