@@ -36,9 +36,10 @@ from explorer.lab.scope import SCHEMA, run_of_schema
 from explorer.lab.store.results import ResultStore
 from explorer.models import Capabilities
 from explorer.server.capabilities import probe
-from explorer.server.connect import LIBPQ_ENV, ConnectError, Target, mask_dsn
+from explorer.server.connect import LIBPQ_ENV, ConnectError, Target
 from explorer.server.datadir import AUTO_CONF, ServerError
 from explorer.server.embedded import LocalServer
+from explorer.server.failures import one_sentence
 
 Say = Callable[[str], None]
 """Where a session says what it does: one line of text per call."""
@@ -121,7 +122,7 @@ async def _recover_settings(
             RuntimeError,
             PgwxError,  # the server could not start again, or could not be reached
         ) as exc:
-            undo.why = _one_line(exc)
+            undo.why = one_sentence(exc)
         undo.set_aside = dict(settings.set_aside)
         undo.left = journal.load()
         undo.put_back = undo.put_back or [
@@ -143,12 +144,6 @@ async def _recover_settings(
             + f"; still set in {undo.where or 'postgresql.auto.conf'}"
         )
     return undo
-
-
-def _one_line(exc: BaseException) -> str:
-    """An error's first line, without a password."""
-    text = str(exc).strip()
-    return mask_dsn(text.splitlines()[0] if text else type(exc).__name__)
 
 
 async def _end_orphans(conn: asyncpg.Connection, notify: Callable[[str], None]) -> None:
