@@ -508,6 +508,9 @@ class Environment(BaseModel):
     """pgwx's package version."""
     server_version: str
     """PostgreSQL's version string (SHOW server_version)."""
+    server_programs: str | None = None
+    """The installed PostgreSQL whose cluster pgwx owned for the run: its `postgres --version`
+    and program directory; None on a server pgwx does not own (or a run stored before)."""
     data_checksums: bool | None = None
     """Whether the cluster has data checksums (each write computes one)."""
     io_method: str | None = None

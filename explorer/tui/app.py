@@ -44,7 +44,8 @@ class PgwxApp(App[int]):
     Args:
         target: A server already reached (tests inject one); None to find or start one.
         dsn: The user's connection string (None: libpq environment, else the bundled PG 18).
-        data_dir: Cluster directory of the bundled server.
+        data_dir: Cluster directory of the server pgwx owns.
+        bindir: Programs of the installed PostgreSQL to own (`--pg N`); None: the bundled 18.
         keep_server: Leave the bundled server running on quit.
         store: Where runs go (default: $PGWX_RESULTS or ~/.local/share/pgwx).
         replay: A recorded run to play instead of talking to a server.
@@ -64,6 +65,7 @@ class PgwxApp(App[int]):
         target: Target | None = None,
         dsn: str | None = None,
         data_dir: Path | None = None,
+        bindir: Path | None = None,
         keep_server: bool = False,
         store: ResultStore | None = None,
         replay: ReplaySource | None = None,
@@ -84,8 +86,9 @@ class PgwxApp(App[int]):
             self.add_class("-ascii")
         self.target = target
         self.dsn = dsn
-        self.dsn_or_env = uses_user_server(dsn)
+        self.dsn_or_env = bindir is None and uses_user_server(dsn)
         self.data_dir = data_dir
+        self.bindir = bindir
         self.keep_server = keep_server
         self.store = store or ResultStore()
         self.replay = replay
@@ -189,6 +192,7 @@ def run_app(
     data_dir: Path | None = None,
     keep_server: bool = False,
     replay: str | None = None,
+    bindir: Path | None = None,
     allow_risky: bool = False,
     speed: float = 1.0,
     ascii: bool | None = None,
@@ -207,6 +211,7 @@ def run_app(
         app = PgwxApp(
             dsn=dsn,
             data_dir=data_dir,
+            bindir=bindir,
             keep_server=keep_server,
             store=store,
             replay=source,

@@ -200,7 +200,7 @@ class ServerSettings:
             raise RuntimeError(
                 f"{', '.join(names)} need a restart and pgwx does not own this server"
             )
-        self.notify(f"restarting the bundled server for {', '.join(names)}")
+        self.notify(f"restarting the server pgwx owns for {', '.join(names)}")
         self.on_restart()
         await asyncio.to_thread(server.restart)
 

@@ -356,7 +356,11 @@ class LabScreen(Screen[None]):
         elif app.target is not None:
             self.controller.target_ready(app.target)
         else:
-            header.label = "connecting…" if app.dsn_or_env else "starting bundled PostgreSQL…"
+            header.label = "starting bundled PostgreSQL…"
+            if app.dsn_or_env:
+                header.label = "connecting…"
+            elif app.bindir is not None:
+                header.label = "starting PostgreSQL…"
             self.controller.start_server()
 
     def on_resize(self, event: events.Resize) -> None:

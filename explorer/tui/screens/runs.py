@@ -216,6 +216,7 @@ class RunController(Widget):
             data_dir=app.data_dir,
             keep_server=app.keep_server,
             say=self.say,
+            bindir=app.bindir,
         )
         app.session = session
         server = session.target.bundled
