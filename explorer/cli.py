@@ -120,9 +120,8 @@ class _VersionAction(argparse.Action):
             bundled = f"bundled PostgreSQL {installs.bundled().version}"
         except PgwxError:
             bundled = "bundled PostgreSQL unavailable"
-        parser.exit(
-            message=f"pgwx {pgwx_version()} (Python {platform.python_version()}, {bundled})\n"
-        )
+        print(f"pgwx {pgwx_version()} (Python {platform.python_version()}, {bundled})")
+        parser.exit()
 
 
 def build_parser() -> argparse.ArgumentParser:
