@@ -55,6 +55,11 @@ def _server_reason(knobs: Knobs, caps: Capabilities, *, allow_risky: bool) -> st
         return "lz4 is not built into this server (PostgreSQL was built without --with-lz4)" + (
             lz4_hint()
         )
+    if knobs.io_method is not None and caps.io_methods and knobs.io_method not in caps.io_methods:
+        return (
+            f"io_method={knobs.io_method} is not built into this server (PostgreSQL was built "
+            f"without --with-liburing; it offers {', '.join(caps.io_methods)})"
+        )
     for name, value in knobs.server_settings().items():
         guc = caps.gucs.get(name)
         if guc is None:
