@@ -110,6 +110,20 @@ def owned_bindir(args: argparse.Namespace) -> Path | None:
     return None if install is None else install.bindir
 
 
+def resolve_session(
+    args: argparse.Namespace, store: ResultStore, say: Callable[[str], None]
+) -> Session:
+    """The session the server options name (--dsn, --pg, --pg-bin, --data-dir, --keep-server)."""
+    return Session.resolve(
+        store,
+        dsn=args.dsn,
+        data_dir=args.data_dir,
+        keep_server=args.keep_server,
+        say=say,
+        bindir=owned_bindir(args),
+    )
+
+
 class _VersionAction(argparse.Action):
     """`pgwx --version`: pgwx, Python and the bundled PostgreSQL (found only when asked)."""
 
@@ -363,14 +377,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     for signo in TERMINATING_SIGNALS:
         signal.signal(signo, note_signal)
     try:
-        session = Session.resolve(
-            store,
-            dsn=args.dsn,
-            data_dir=args.data_dir,
-            keep_server=args.keep_server,
-            say=say._print,
-            bindir=owned_bindir(args),
-        )
+        session = resolve_session(args, store, say._print)
 
         async def open_and_run(session: Session) -> Any:
             nonlocal runner
@@ -589,14 +596,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     if report.ok:
         say = lambda m: print(m, file=sys.stderr)  # noqa: E731
         store = ResultStore()
-        session = Session.resolve(
-            store,
-            dsn=args.dsn,
-            data_dir=args.data_dir,
-            keep_server=args.keep_server,
-            say=say,
-            bindir=owned_bindir(args),
-        )
+        session = resolve_session(args, store, say)
         try:
             asyncio.run(check_on_server(session.target, path, report))
         finally:
@@ -639,14 +639,7 @@ def cmd_restore(args: argparse.Namespace) -> int:
     """`pgwx restore`: put back what an interrupted run left changed, and nothing else."""
     say = lambda m: print(m, file=sys.stderr)  # noqa: E731
     store = ResultStore()
-    session = Session.resolve(
-        store,
-        dsn=args.dsn,
-        data_dir=args.data_dir,
-        keep_server=args.keep_server,
-        say=say,
-        bindir=owned_bindir(args),
-    )
+    session = resolve_session(args, store, say)
     target = session.target
     try:
         restored = asyncio.run(_restore(target, lambda m: print(f"pgwx: {m}", file=sys.stderr)))

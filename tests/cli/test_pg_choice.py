@@ -5,37 +5,24 @@ Real child processes (`python -m explorer.cli`), private store, journal and data
 
 from __future__ import annotations
 
-import os
 import platform
 import re
-import shutil
 import subprocess
 import sys
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from explorer.server import installs
-from explorer.server.connect import LIBPQ_ENV
 from explorer.server.embedded import LocalServer
 from tests.conftest import PG15_BIN
+from tests.faults_helpers import child_env
 
-ROOT = Path(__file__).resolve().parents[2]
 
-
-def pgwx(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    base = {k: v for k, v in os.environ.items() if k not in LIBPQ_ENV and k != "PGPASSWORD"}
-    base.update(
-        PYTHONPATH=str(ROOT),
-        PGWX_RESULTS=str(tmp_path / "results.sqlite"),
-        PGWX_STATE_DIR=str(tmp_path / "state"),
-        **env,
-    )
+def pgwx(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "explorer.cli", *args],
-        env=base,
+        env=child_env(tmp_path),
         capture_output=True,
         text=True,
         timeout=300,
@@ -93,23 +80,14 @@ def test_a_bad_choice_is_one_sentence(tmp_path: Path, args: list[str], words: st
     assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
 
 
-@pytest.fixture
-def data18() -> Iterator[Path]:
-    """A short private path for a bundled cluster (the socket lives inside it)."""
-    base = Path(tempfile.mkdtemp(prefix="pgwx-k-", dir="/tmp"))
-    base.chmod(0o755)
-    yield base / "pg18"
-    server = LocalServer(base / "pg18")
-    if server.initialised:
-        server.stop()
-    shutil.rmtree(base, ignore_errors=True)
-
-
 @pytest.mark.pg15
-def test_check_on_the_bundled_server_says_where_lz4_is(data18: Path, tmp_path: Path) -> None:
+def test_check_on_the_bundled_server_says_where_lz4_is(
+    pg18_server: LocalServer, tmp_path: Path
+) -> None:
     if not (PG15_BIN / "postgres").exists():
         pytest.skip("Debian's postgresql-15 is not installed")
-    done = pgwx(tmp_path, "check", "json-documents", "--data-dir", str(data18))
+    # the tests' bundled 18, already running: this pgwx attaches to it and leaves it running
+    done = pgwx(tmp_path, "check", "json-documents", "--data-dir", str(pg18_server.data_dir))
     assert done.returncode == 0, done.stderr
     (skipped,) = [line for line in done.stdout.splitlines() if "will be skipped here" in line]
     assert "variant lz4" in skipped and "lz4 is not built into this server" in skipped

@@ -19,31 +19,21 @@ import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import asyncpg
 import pytest
 
 from explorer.lab.store.results import ResultStore
 from explorer.lab.workloads.restore import LOG_RESOLUTION
-from explorer.server.connect import LIBPQ_ENV
+from explorer.models import RunRecord
 from explorer.server.embedded import LocalServer
 from tests.conftest import PG15_BIN
+from tests.faults_helpers import child_env, read_until, start_pgwx
 
 ROOT = Path(__file__).resolve().parents[2]
 
 pytestmark = pytest.mark.pg15
-
-
-def child_env(tmp_path: Path) -> dict[str, str]:
-    """This checkout first on the path, a private store and journal, no libpq variables."""
-    env = {k: v for k, v in os.environ.items() if k not in LIBPQ_ENV and k != "PGPASSWORD"}
-    env.update(
-        PYTHONPATH=str(ROOT),
-        PGWX_RESULTS=str(tmp_path / "results.sqlite"),
-        PGWX_STATE_DIR=str(tmp_path / "state"),
-        PYTHONUNBUFFERED="1",
-    )
-    return env
 
 
 def pgwx(tmp_path: Path, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
@@ -86,10 +76,21 @@ async def connect(data: Path) -> asyncpg.Connection:
     return await asyncpg.connect(**LocalServer(data, PG15_BIN).connect_kwargs())
 
 
-def stored(tmp_path: Path, stdout: str) -> tuple[dict, ResultStore]:
-    """The run's JSON report and the store it is in."""
-    report = json.loads(stdout)
-    return report, ResultStore(tmp_path / "results.sqlite")
+def run_on15(
+    owned15: Path, tmp_path: Path, profile: str, variants: list[str], scale: str, repeats: int
+) -> tuple[dict[str, Any], RunRecord, str]:
+    """`pgwx --pg 15 run PROFILE` quickly: its JSON report, its stored record, its stderr."""
+    chosen = [arg for name in variants for arg in ("--variant", name)]
+    quick = ["--warmup", "0", "--settle", "0", "--no-sample", "--format", "json"]
+    args = ["--scale", scale, "--repeats", str(repeats), *quick]
+    done = pgwx(tmp_path, "run", profile, *on15(owned15), *chosen, *args)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    store = ResultStore(tmp_path / "results.sqlite")
+    try:
+        return report, store.load(report["run"]), done.stderr
+    finally:
+        store.close()
 
 
 # --------------------------------------------------------------------------- the cluster
@@ -124,33 +125,9 @@ async def test_owned_15_listens_on_its_unix_socket_only(owned15: Path) -> None:
 
 
 def test_lz4_runs_on_the_owned_15_with_a_verdict(owned15: Path, tmp_path: Path) -> None:
-    done = pgwx(
-        tmp_path,
-        "run",
-        "toast-compression",
-        *on15(owned15),
-        "--variant",
-        "pglz",
-        "--variant",
-        "lz4",
-        "--scale",
-        "0.05",
-        "--repeats",
-        "3",
-        "--warmup",
-        "0",
-        "--settle",
-        "0",
-        "--no-sample",
-        "--format",
-        "json",
+    report, record, _ = run_on15(
+        owned15, tmp_path, "toast-compression", ["pglz", "lz4"], "0.05", repeats=3
     )
-    assert done.returncode == 0, done.stderr
-    report, store = stored(tmp_path, done.stdout)
-    try:
-        record = store.load(report["run"])
-    finally:
-        store.close()
     assert record.server.capabilities.major == 15 and record.server.capabilities.lz4
     lz4 = [t for t in record.trials if t.variant == "lz4"]
     assert len(lz4) == 3 and all(t.status == "ok" for t in lz4), [t.reason for t in lz4]
@@ -164,34 +141,10 @@ def test_lz4_runs_on_the_owned_15_with_a_verdict(owned15: Path, tmp_path: Path) 
 
 
 def test_wal_level_minimal_runs_on_the_owned_15(owned15: Path, tmp_path: Path) -> None:
-    done = pgwx(
-        tmp_path,
-        "run",
-        "durability",
-        *on15(owned15),
-        "--variant",
-        "defaults",
-        "--variant",
-        "minimal-same-txn",
-        "--scale",
-        "0.005",
-        "--repeats",
-        "1",
-        "--warmup",
-        "0",
-        "--settle",
-        "0",
-        "--no-sample",
-        "--format",
-        "json",
+    _, record, said = run_on15(
+        owned15, tmp_path, "durability", ["defaults", "minimal-same-txn"], "0.005", repeats=1
     )
-    assert done.returncode == 0, done.stderr
-    assert "restarting the server pgwx owns for wal_level" in done.stderr
-    report, store = stored(tmp_path, done.stdout)
-    try:
-        record = store.load(report["run"])
-    finally:
-        store.close()
+    assert "restarting the server pgwx owns for wal_level" in said
     by = {t.variant: t for t in record.trials}
     assert by["minimal-same-txn"].status == "ok", by["minimal-same-txn"].reason
     assert by["minimal-same-txn"].settings["wal_level"] == "minimal"
@@ -215,31 +168,7 @@ async def test_wal_level_after_the_run_is_as_before(owned15: Path) -> None:
 def test_the_restore_commit_is_the_server_logs_on_the_owned_15(
     owned15: Path, tmp_path: Path
 ) -> None:
-    done = pgwx(
-        tmp_path,
-        "run",
-        "fk-timing-restore",
-        *on15(owned15),
-        "--variant",
-        "deferred",
-        "--scale",
-        "0.005",
-        "--repeats",
-        "1",
-        "--warmup",
-        "0",
-        "--settle",
-        "0",
-        "--no-sample",
-        "--format",
-        "json",
-    )
-    assert done.returncode == 0, done.stderr
-    report, store = stored(tmp_path, done.stdout)
-    try:
-        record = store.load(report["run"])
-    finally:
-        store.close()
+    _, record, _ = run_on15(owned15, tmp_path, "fk-timing-restore", ["deferred"], "0.005", 1)
     (trial,) = record.trials
     assert trial.status == "ok", trial.reason
     commit = next(p for p in trial.phases if p.name == "commit")
@@ -266,29 +195,10 @@ async def test_undo_and_recovery_hold_on_the_owned_15_after_a_kill(
 ) -> None:
     profile = tmp_path / "kill.toml"
     profile.write_text(KILL_ME)
-    child = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "explorer.cli",
-        "run",
-        str(profile),
-        *on15(owned15),
-        "--no-sample",
-        "--warmup",
-        "0",
-        env=child_env(tmp_path),
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.DEVNULL,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    assert child.stderr is not None
+    child = await start_pgwx(tmp_path, "run", str(profile), *on15(owned15), "--no-sample")
     seen: list[str] = []
     try:
-        async with asyncio.timeout(120):
-            while not any("server restarted" in line for line in seen):
-                line = (await child.stderr.readline()).decode()
-                assert line, "pgwx ended before it restarted the server:\n" + "".join(seen)
-                seen.append(line)
+        await read_until(child, "server restarted", seen, timeout=120)
     finally:
         child.send_signal(signal.SIGKILL)
         await child.wait()

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from explorer.lab.profiles.availability import unavailable_reason
-from explorer.models import Knobs, Variant
+from explorer.models import Capabilities, Knobs, Variant
 from explorer.server import installs
 from explorer.server.capabilities import probe
 from explorer.server.connect import Target
@@ -40,24 +40,24 @@ async def test_io_method_runs_on_the_owned_18_and_io_uring_says_why_not(
         assert installs.bundled().liburing is False  # pg_config agrees with the server
 
 
-@pytest.mark.pg15
-async def test_io_method_does_not_exist_before_18(pg15: Target) -> None:
-    conn = await pg15.connect("test")
+async def caps_of(target: Target, *, owned: bool) -> Capabilities:
+    conn = await target.connect("test")
     try:
-        caps = await probe(conn, owned=True)
+        return await probe(conn, owned=owned)
     finally:
         await conn.close()
+
+
+@pytest.mark.pg15
+async def test_io_method_does_not_exist_before_18(pg15: Target) -> None:
+    caps = await caps_of(pg15, owned=True)
     assert caps.io_methods == []
     why = unavailable_reason(Knobs(io_method="worker"), caps, allow_risky=False)
     assert why == f"io_method does not exist on PostgreSQL {caps.version}"
 
 
 async def test_io_method_needs_a_server_pgwx_owns(pg18: Target) -> None:
-    conn = await pg18.connect("test")
-    try:
-        caps = await probe(conn, owned=False)
-    finally:
-        await conn.close()
+    caps = await caps_of(pg18, owned=False)
     current = caps.gucs["io_method"].setting
     other = "sync" if current != "sync" else "worker"
     why = unavailable_reason(Knobs(io_method=other), caps, allow_risky=False)
