@@ -224,13 +224,13 @@ class RunController(Widget):
             # Running, not started by this process, held by nobody: a pgwx that died left it.
             if app.keep_server:
                 self.say(
-                    f"found the bundled server in {server.data_dir} left running by an "
+                    f"found {server.kind()} in {server.data_dir} left running by an "
                     "earlier pgwx; --keep-server leaves it running",
                     "warning",
                 )
             else:
                 self.say(
-                    f"found the bundled server in {server.data_dir} left running by an "
+                    f"found {server.kind()} in {server.data_dir} left running by an "
                     "earlier pgwx; it is stopped when you quit",
                     "warning",
                 )
