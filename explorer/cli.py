@@ -42,7 +42,7 @@ from explorer.models import (
 from explorer.server import installs
 from explorer.server.capabilities import probe
 from explorer.server.connect import LIBPQ_ENV, Target
-from explorer.server.embedded import LocalServer
+from explorer.server.embedded import LocalServer, default_data_dir
 
 __all__ = ["LIBPQ_ENV", "build_parser", "main"]
 
@@ -682,7 +682,7 @@ def _list_installs() -> int:
     for install in found:
         print()
         print("\n".join(install.describe()))
-        data_dir = LocalServer(bindir=install.bindir).data_dir
+        data_dir = default_data_dir(install.major)  # only looked at: no LocalServer here
         made = "made" if (data_dir / "PG_VERSION").exists() else "made on first use"
         print(f"  data dir    {data_dir} ({made})")
     lz4 = installs.lz4_elsewhere()
