@@ -42,8 +42,9 @@ from pathlib import Path
 
 from explorer.lab.profiles.catalog import load_profile
 from explorer.lab.run.runner import Runner, RunOptions
+from explorer.lab.scope import run_scope, work_app
 from explorer.lab.store.results import ResultStore
-from explorer.lab.workloads.restore import RESTORE_APP
+from explorer.lab.workloads.restore import restore_app
 from explorer.models import Event, PhaseEnded, PhaseStarted, RunRecord
 from explorer.server.connect import Target
 from explorer.server.embedded import LocalServer
@@ -51,7 +52,8 @@ from explorer.server.statement_log import StatementDuration, parse_durations
 
 GOAL_SHARE = 0.01
 GOAL_SECONDS = 0.010
-MAIN_APP = "pgwx-work-main"
+NAME_BYTES = 63
+"""The server keeps (and logs) the first 63 bytes of an application_name."""
 RESTORE_VARIANTS = ["none", "immediate", "deferred", "after-load", "not-valid"]
 
 
@@ -106,18 +108,31 @@ async def run(target: Target, profile_name: str, variants: list[str], args, log:
     return record, windows
 
 
+def session_apps(record: RunRecord) -> tuple[str, str]:
+    """application_name of the run's workload session and of its pg_restore, as logged.
+
+    Each run tags its sessions with its own id (`explorer.lab.scope`), so the names are
+    derived from the run, through the same functions the workloads use.
+    """
+    with run_scope(record.id):
+        names = work_app("main"), restore_app()
+    main, restore = (n.encode()[:NAME_BYTES].decode(errors="ignore") for n in names)
+    return main, restore
+
+
 def one(lines: list[StatementDuration], app: str, verb: str) -> StatementDuration | None:
     found = [d for d in lines if d.app == app and d.verb == verb]
     return found[-1] if found else None
 
 
 def collect_bulk(record: RunRecord, w: LogWindows, out: dict[str, Comparison]) -> None:
+    main_app, _ = session_apps(record)
     for trial in record.trials:
         for phase in trial.phases:
             if phase.name not in ("copy", "update"):
                 continue
             win = w.windows[(trial.variant, trial.repeat, phase.name)]
-            line = one(w.lines(win.start, win.end), MAIN_APP, phase.name.upper())
+            line = one(w.lines(win.start, win.end), main_app, phase.name.upper())
             if line:
                 out[phase.name].pairs.append((phase.seconds, line.seconds))
 
@@ -125,6 +140,7 @@ def collect_bulk(record: RunRecord, w: LogWindows, out: dict[str, Comparison]) -
 def collect_restore(
     record: RunRecord, w: LogWindows, out: dict[str, Comparison], polled: bool
 ) -> None:
+    main_app, restore_app_name = session_apps(record)
     for trial in record.trials:
         if trial.status != "ok":
             print(f"  {trial.variant} #{trial.repeat}: {trial.status} {trial.reason}")
@@ -132,8 +148,8 @@ def collect_restore(
         p = {ph.name: ph for ph in trial.phases}
         start = w.windows[(trial.variant, trial.repeat, "load")].start
         end = w.windows[(trial.variant, trial.repeat, "commit")].end
-        lines = [d for d in w.lines(start, end) if d.app == RESTORE_APP]
-        copy, commit = one(lines, RESTORE_APP, "COPY"), one(lines, RESTORE_APP, "COMMIT")
+        lines = [d for d in w.lines(start, end) if d.app == restore_app_name]
+        copy, commit = one(lines, restore_app_name, "COPY"), one(lines, restore_app_name, "COMMIT")
         if copy is None or commit is None:
             print(f"  {trial.variant} #{trial.repeat}: pg_restore's lines not in the log")
             continue
@@ -149,7 +165,7 @@ def collect_restore(
         for name in ("add-fk", "validate-fk"):
             if name in p:
                 win = w.windows[(trial.variant, trial.repeat, name)]
-                line = one(w.lines(win.start, win.end), MAIN_APP, "ALTER")
+                line = one(w.lines(win.start, win.end), main_app, "ALTER")
                 if line:
                     out[f"{name}-{trial.variant}"].pairs.append((p[name].seconds, line.seconds))
 
