@@ -1,7 +1,9 @@
 """The pgwx app: configuration, the profiles, the results store, and `run_app` for the CLI.
 
-The main screen (`screens/lab.py`) does the work; the app holds what every screen shares
-and makes sure the bundled server it started is stopped however the app ends.
+The main screen (`screens/lab.py`) and its controller (`controller.py`) do the work; the app
+turns its arguments into one frozen `LabConfig` (`config.py`) that it hands them, so nothing
+reads attributes of the app, and makes sure the bundled server the controller started is
+stopped however the app ends.
 """
 
 from __future__ import annotations
