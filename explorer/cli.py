@@ -94,6 +94,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="in the app: draw ASCII only (automatic when the locale is not UTF-8)",
     )
     parser.add_argument(
+        "--results",
+        metavar="STORE",
+        help="where runs are kept: a SQLite file, or postgresql://… for a team's store "
+        "(default $PGWX_RESULTS, else ~/.local/share/pgwx/results.sqlite)",
+    )
+    parser.add_argument(
         "--debug",
         action="store_true",
         help="on a programming error, print the traceback too (it is always logged)",
@@ -195,6 +201,22 @@ def build_parser() -> argparse.ArgumentParser:
         help="put back server settings an interrupted pgwx left changed (runs nothing else)",
     )
     _server_args(rst, sub=True)
+    psh = sub.add_parser("push", help="copy stored runs into another store (the team's)")
+    psh.add_argument("runs", nargs="+", metavar="RUN", help="run ids or prefixes, 'latest', 'all'")
+    psh.add_argument(
+        "--to", metavar="STORE", help="the store to copy into (default --results / PGWX_RESULTS)"
+    )
+    psh.add_argument(
+        "--from",
+        dest="source",
+        metavar="STORE",
+        help="the store to copy from (default the local file, ~/.local/share/pgwx/results.sqlite)",
+    )
+    hst = sub.add_parser("history", help="one profile's verdicts across stored runs")
+    hst.add_argument("profile", help="the profile's name, as `pgwx runs` shows it")
+    hst.add_argument("--variant", help="only this variant (default every one but the baseline)")
+    hst.add_argument("--phase", help="only this phase (default the total)")
+    hst.add_argument("--format", choices=["md", "json"], default="md")
     srv = sub.add_parser("server", help="start, stop or show the bundled server")
     srv.add_argument("action", choices=["start", "stop", "status"])
     srv.add_argument("--data-dir", type=Path, default=argparse.SUPPRESS)
@@ -597,6 +619,46 @@ def cmd_restore(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_push(args: argparse.Namespace) -> int:
+    """`pgwx push RUN…`: copy runs from the local store into the team's."""
+    from explorer.lab.store.push import push
+
+    source = ResultStore(args.source or paths.data_home() / "results.sqlite")
+    target = ResultStore(args.to) if args.to else ResultStore()
+    try:
+        done = push(source, target, args.runs)
+    finally:
+        source.close()
+        target.close()
+    for run_id in done.copied:
+        print(f"copied {run_id} to {target.path}")
+    for run_id in done.already:
+        print(f"{run_id} is already in {target.path}; left as it is")
+    for run_id in done.still_running:
+        print(f"pgwx: {run_id} is still running; push it when it has ended", file=sys.stderr)
+    return 1 if done.still_running else 0
+
+
+@quiet_on_broken_pipe
+def cmd_history(args: argparse.Namespace) -> int:
+    """`pgwx history PROFILE`: the profile's verdicts run by run, change points flagged."""
+    from explorer.analysis import history
+
+    store = ResultStore()
+    try:
+        runs = [
+            store.load(r.id)
+            for r in store.list_runs(limit=100_000)
+            if r.profile.name == args.profile and r.status != "running"
+        ]
+    finally:
+        store.close()
+    rows = history.history(runs, variant=args.variant, phase=args.phase)
+    render_history = history.to_json if args.format == "json" else history.to_markdown
+    print(render_history(args.profile, rows), end="")
+    return 0
+
+
 def cmd_server(args: argparse.Namespace) -> int:
     server = LocalServer(args.data_dir)
     if args.action == "start":
@@ -638,6 +700,9 @@ def _log_programming_error(exc: BaseException) -> Path | None:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the `pgwx` command."""
     args = build_parser().parse_args(argv)
+    if args.results:
+        # every store this process opens (run, runs, report, the app …) is this one
+        os.environ["PGWX_RESULTS"] = args.results
     if args.ascii:
         # Read by the app however it is opened (`pgwx --ascii`, `pgwx --ascii replay …`).
         os.environ["PGWX_ASCII"] = "1"
@@ -654,6 +719,8 @@ def main(argv: list[str] | None = None) -> int:
         "new": cmd_new,
         "check": cmd_check,
         "restore": cmd_restore,
+        "push": cmd_push,
+        "history": cmd_history,
     }
     try:
         if args.command is None:

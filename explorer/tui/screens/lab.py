@@ -8,8 +8,6 @@ breakpoint classes Textual sets on the screen.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from rich.text import Text
 from textual import events, on
 from textual.app import ComposeResult
@@ -574,13 +572,13 @@ class LabScreen(Screen[None]):
         if record is None or not record.trials:
             self.note("nothing to export yet: no trial has finished")
             return
-        folder = Path(self.config.store.path).parent / "exports"
+        folder = self.config.store.files_dir / "exports"
         path = write_private(folder / f"{record.id}.md", to_markdown(record))
         self.note(f"table written to {path}")
 
     def action_screenshot(self) -> None:
         """Save an SVG of the screen next to the results store, and say where."""
-        folder = Path(self.config.store.path).parent / "screenshots"
+        folder = self.config.store.files_dir / "screenshots"
         folder.mkdir(parents=True, exist_ok=True)
         # The next free number: a new session never overwrites an earlier session's shots.
         stem = f"pgwx-{self.view.run_id or 'idle'}"
