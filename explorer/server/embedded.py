@@ -26,7 +26,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from explorer.paths import data_home
+from explorer.paths import cluster_data_dir as default_data_dir
 from explorer.server import datadir
 from explorer.server.datadir import ServerError
 from explorer.server.installs import Install, bundled_bindir, discover, inspect
@@ -39,16 +39,6 @@ SUPERUSER = "pgwx"
 """Database superuser created by initdb."""
 PORT = 5432
 """Socket-only, so the port only names the socket file; every cluster has its own dir."""
-
-
-def default_data_dir(major: int = 18) -> Path:
-    """~/.local/share/pgwx/pgN, or /var/lib/pgwx/pgN for root (root's home is private).
-
-    One directory per major version: a cluster is bound to the version that made it.
-    """
-    if os.geteuid() == 0:
-        return Path(f"/var/lib/pgwx/pg{major}")
-    return data_home() / f"pg{major}"
 
 
 @dataclass(frozen=True)

@@ -28,25 +28,13 @@ from explorer.lab.store.backends import (
     is_postgres_url,
 )
 from explorer.models import Environment, Event, RunRecord, RunStatus, TrialResult
-from explorer.paths import data_home
+from explorer.paths import results_files_dir, results_location
 
 __all__ = ["BUSY_TIMEOUT", "ResultStore", "StoreError", "new_run_id"]
 
 _EVENT: TypeAdapter[Event] = TypeAdapter(Event)
 
 INTERRUPTED = "pgwx stopped before the run ended"
-
-
-def default_store_path() -> Path:
-    """$PGWX_RESULTS, else ~/.local/share/pgwx/results.sqlite."""
-    if os.environ.get("PGWX_RESULTS"):
-        return Path(os.environ["PGWX_RESULTS"])
-    return data_home() / "results.sqlite"
-
-
-def default_store_location() -> str:
-    """$PGWX_RESULTS (a file, or a postgresql:// URL), else the local SQLite file."""
-    return os.environ.get("PGWX_RESULTS") or str(data_home() / "results.sqlite")
 
 
 def new_run_id(now: dt.datetime | None = None) -> str:
@@ -154,7 +142,7 @@ class ResultStore:
     """
 
     def __init__(self, path: Path | str | None = None) -> None:
-        location = str(path) if path is not None else default_store_location()
+        location = str(path) if path is not None else results_location()
         self.owner = this_process()
         self._pending: list[tuple[str, int, str]] = []
         self._written = 0
@@ -164,10 +152,10 @@ class ResultStore:
         if is_postgres_url(location):
             self.sql = PostgresBackend(location)
             self.path: Path | str = self.sql.location
-            self.files_dir = data_home()
+            self.files_dir = results_files_dir(None)
             return
         self.path = Path(location)
-        self.files_dir = self.path.parent
+        self.files_dir = results_files_dir(self.path)
         """Where exports and screenshots of the app go: beside a local store."""
         try:
             private_dir(self.path.parent)
