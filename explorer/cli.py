@@ -40,7 +40,7 @@ from explorer.models import (
 from explorer.server import installs
 from explorer.server.capabilities import probe
 from explorer.server.connect import LIBPQ_ENV, Target
-from explorer.server.embedded import LocalServer, default_data_dir
+from explorer.server.embedded import LocalServer
 from explorer.server.failures import log_traceback
 
 __all__ = ["LIBPQ_ENV", "build_parser", "main"]
@@ -698,7 +698,7 @@ def _list_installs() -> int:
     for install in found:
         print()
         print("\n".join(install.describe()))
-        data_dir = default_data_dir(install.major)  # only looked at: no LocalServer here
+        data_dir = paths.cluster_data_dir(install.major)  # only looked at: no LocalServer
         made = "made" if (data_dir / "PG_VERSION").exists() else "made on first use"
         print(f"  data dir    {data_dir} ({made})")
     lz4 = installs.lz4_elsewhere()
