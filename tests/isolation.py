@@ -30,8 +30,8 @@ def _real_locations() -> dict[str, Path]:
         "data (results store, bundled cluster)": paths.data_home(),
         "state (undo journal, log)": paths.state_dir(),
         "profiles": paths.user_profiles_dir().parent,
-        "bundled cluster": paths.bundled_data_dir(),
-        "bundled cluster of root": Path("/var/lib/pgwx/pg18"),
+        "bundled cluster": paths.cluster_data_dir(),
+        **{f"cluster of root, PG {n}": Path(f"/var/lib/pgwx/pg{n}") for n in range(13, 19)},
     }
     if "://" not in paths.results_location():
         found["results store"] = Path(paths.results_location())
@@ -74,8 +74,8 @@ for variable, sub in PLACES.items():
 for variable in ("PGWX_STATE_DIR", "PGWX_RESULTS"):
     os.environ.pop(variable, None)  # else they would win over the scratch XDG directories
 if os.geteuid() == 0:
-    # root's default cluster is /var/lib/pgwx/pg18 whatever XDG says
-    os.environ["PGWX_DATA_DIR"] = str(SCRATCH / "d" / "pgwx" / "pg18")
+    # root's clusters are in /var/lib/pgwx (pg18, pg15 …) whatever XDG says
+    os.environ["PGWX_CLUSTER_HOME"] = str(SCRATCH / "d" / "pgwx")
 tempfile.tempdir = None  # gettempdir() reads TMPDIR again
 # Last thing at exit (atexit runs in reverse): temporary directories of plugins go first.
 atexit.register(shutil.rmtree, SCRATCH, ignore_errors=True)

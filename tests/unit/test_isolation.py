@@ -9,7 +9,7 @@ import pytest
 
 from explorer.lab.run.scratch import scratch_dir
 from explorer.paths import (
-    bundled_data_dir,
+    cluster_data_dir,
     data_home,
     local_results_path,
     log_path,
@@ -21,7 +21,8 @@ from tests import isolation
 
 def test_every_default_location_is_the_sessions_scratch() -> None:
     for where in (
-        bundled_data_dir(),
+        cluster_data_dir(),
+        cluster_data_dir(15),
         local_results_path(),
         data_home(),
         state_dir(),
