@@ -59,3 +59,14 @@ def test_the_restore_command_reaches_the_same_server_without_a_password(
     own = LocalServer(tmp_path / "my pg")
     assert restore_command(Target(bundled=own)) == f"pgwx restore --data-dir '{tmp_path}/my pg'"
     assert restore_command(Target(bundled=LocalServer())) == "pgwx restore"
+
+
+def test_the_restore_command_of_another_installation_names_its_programs(tmp_path: Path) -> None:
+    from tests.conftest import PG15_BIN
+
+    if not (PG15_BIN / "postgres").exists():
+        pytest.skip("Debian's postgresql-15 is not installed")
+    own = LocalServer(tmp_path / "pg15", bindir=PG15_BIN)
+    assert restore_command(Target(bundled=own)) == (
+        f"pgwx restore --pg-bin {own.bindir} --data-dir {tmp_path}/pg15"
+    )

@@ -18,7 +18,13 @@ from explorer.server.embedded import LocalServer, default_data_dir
 
 
 def data_dir_option(server: LocalServer) -> str:
-    """' --data-dir DIR' for a command line that must reach this cluster ('' for the default)."""
+    """' --data-dir DIR' for a command line that must reach this cluster ('' for the bundled
+    18's default one); a cluster of another installation also names its programs."""
+    if not server.is_bundled_build:
+        return (
+            f" --pg-bin {shlex.quote(str(server.bindir))}"
+            f" --data-dir {shlex.quote(str(server.data_dir))}"
+        )
     if server.data_dir == default_data_dir().absolute():
         return ""
     return f" --data-dir {shlex.quote(str(server.data_dir))}"
