@@ -110,7 +110,7 @@ async def test_sigterm_during_the_restart_puts_back_and_says_so(
     child = await start_pgwx(tmp_path, *run, "--no-sample", "--settle", "0")
     seen: list[str] = []
     try:
-        await read_until(child, "restarting the bundled server for", seen, 120)
+        await read_until(child, "restarting the server", seen, 120)
         child.send_signal(signal.SIGTERM)
         _out, err = await finish(child, 120)
     finally:
