@@ -6,11 +6,19 @@ from __future__ import annotations
 import os
 
 from explorer.lab.profiles.availability import unavailable_reason
-from explorer.models import Knobs
+from explorer.models import Capabilities, Knobs
 from explorer.server.capabilities import probe
 from explorer.server.connect import Target
 
 ROLE = f"t20_alter_{os.getpid()}"
+
+
+async def _caps(target: Target) -> Capabilities:
+    conn = await target.connect("test")
+    try:
+        return await probe(conn, owned=False)
+    finally:
+        await conn.close()
 
 
 async def test_alter_system_without_pg_file_settings_is_not_offered(pg18: Target) -> None:
@@ -22,22 +30,14 @@ async def test_alter_system_without_pg_file_settings_is_not_offered(pg18: Target
         await admin.execute(f"CREATE ROLE {ROLE} LOGIN")
         await admin.execute(f"GRANT ALTER SYSTEM ON PARAMETER synchronous_commit TO {ROLE}")
         await admin.execute(f"GRANT ALTER SYSTEM ON PARAMETER fsync TO {ROLE}")
-        conn = await role.connect("test")
-        try:
-            caps = await probe(conn, owned=False)
-        finally:
-            await conn.close()
+        caps = await _caps(role)
         assert not caps.alter_system
         why = unavailable_reason(knobs, caps, allow_risky=False) or ""
         assert "pg_file_settings" in why and "ALTER SYSTEM" in why, why
 
         await admin.execute(f"GRANT SELECT ON pg_file_settings TO {ROLE}")
         await admin.execute(f"GRANT EXECUTE ON FUNCTION pg_show_all_file_settings() TO {ROLE}")
-        conn = await role.connect("test")
-        try:
-            caps = await probe(conn, owned=False)
-        finally:
-            await conn.close()
+        caps = await _caps(role)
         assert caps.alter_system
         assert unavailable_reason(knobs, caps, allow_risky=False) is None
     finally:
