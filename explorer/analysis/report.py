@@ -177,12 +177,7 @@ def csv_cell(value: Any) -> Any:
 
 def footnotes(record: RunRecord, judged: Judgement) -> list[str]:
     """What the verdicts rest on: threshold, warm-ups, drift and what stayed undecided."""
-    out = [
-        f"verdict: the variant's median / the baseline's [95 % interval]; faster or slower "
-        f"only when the interval excludes 1 and the change exceeds {judged.threshold:.0%}, "
-        "otherwise ≈ (no detectable difference); below 50 ms the difference in seconds. "
-        "See the README, How to read a verdict."
-    ]
+    out = [verdict_legend(judged)]
     warm = samples(record.trials).warmups
     if warm:
         most = max(warm.values())
@@ -201,6 +196,30 @@ def footnotes(record: RunRecord, judged: Judgement) -> list[str]:
     if undecided:
         out.append(undecided)
     return out
+
+
+def verdict_legend(judged: Judgement) -> str:
+    """How to read the verdict column: the estimate, the correction and the four words."""
+    t = f"{judged.threshold * 100:g} %"
+    n = judged.family_size
+    looks = judged.looks
+    family = (
+        f"Holm-corrected across the table's {n} comparisons"
+        if n > 1
+        else "one comparison, no correction needed"
+    )
+    sequential = (
+        f", judged at rounds {', '.join(str(x) for x in looks)} (α split over the planned looks)"
+        if len(looks) > 1
+        else ""
+    )
+    return (
+        "verdict: the Hodges–Lehmann ratio variant / baseline [interval], "
+        f"{family}{sequential}, so the whole table holds 95 %; faster or slower when the "
+        f"interval excludes 1 and the ratio is beyond ±{t}; same within ±{t} when the whole "
+        "interval lies inside it; undecided otherwise; below 50 ms the difference in seconds. "
+        "See the README, How to read a verdict."
+    )
 
 
 def to_markdown(record: RunRecord, threshold: float | None = None) -> str:
@@ -306,6 +325,7 @@ VERDICT_FIELDS = (
     "diff_ci_low",
     "diff_ci_high",
     "p_value",
+    "p_adjusted",
     "p_method",
     "n_baseline",
     "n_candidate",
@@ -395,6 +415,12 @@ def to_json(record: RunRecord, threshold: float | None = None) -> str:
                 "warmups": samples(record.trials).warmups,
                 "baseline_drift": judged.drifted,
                 "undecided": [list(k) for k in judged.undecided],
+                "correction": {
+                    "method": "holm",
+                    "comparisons": judged.family_size,
+                    "looks": judged.looks,
+                    "alpha": 0.05,
+                },
                 "rows": to_rows(record, threshold, unknown=None),
                 "unknown_is": "null: pgwx could not measure it (nor any total that includes it)",
                 "environment": (

@@ -256,10 +256,11 @@ def _cdf(m: int, n: int, u: int) -> float:
 
 def _u_statistic(baseline: Sequence[float], candidate: Sequence[float]) -> float:
     """Pairs where the candidate is slower (ties count one half)."""
+    ordered = sorted(baseline)
     u = 0.0
     for c in candidate:
-        for b in baseline:
-            u += 1.0 if c > b else 0.5 if c == b else 0.0
+        below = bisect.bisect_left(ordered, c)
+        u += below + (bisect.bisect_right(ordered, c) - below) / 2
     return u
 
 
@@ -320,7 +321,8 @@ def shift_estimate(
     Both sides must be non-empty.
     """
     diffs = sorted(c - b for c in candidate for b in baseline)
-    point = statistics.median(diffs)
+    half = len(diffs) // 2
+    point = diffs[half] if len(diffs) % 2 else (diffs[half - 1] + diffs[half]) / 2
     k = _interval_rank(baseline, candidate, confidence)
     if k < 1:
         return point, None
