@@ -36,7 +36,7 @@ def _verdict_text(line: CardLine) -> Text:
     if verdict is None:
         return Text(f"{glyph('✗')} no trial", style="dim")
     if verdict.ratio is None and verdict.difference_seconds is None:
-        return Text(verdict.word, style="dim")
+        return Text(verdict.label(), style="dim")
     shown = f"{verdict.ratio:.2f}{glyph('×')}" if verdict.ratio is not None else "?"
     if verdict.too_few:
         return Text(f"{shown}?", style="dim")
