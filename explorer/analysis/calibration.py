@@ -155,8 +155,8 @@ def _trial(s: Scenario, variant: int, repeat: int, rng: random.Random) -> TrialR
     )
 
 
-def simulate(s: Scenario, rng: random.Random) -> Outcome:
-    """One run of the scenario, round by round, as the runner plays it."""
+def play(s: Scenario, rng: random.Random) -> RunRecord:
+    """One run of the scenario, round by round, as the runner plays it: its trials."""
     profile = s.profile()
     names = [v.name for v in profile.variants]
     plan = RoundPlan(profile, names, names[0])
@@ -169,7 +169,14 @@ def simulate(s: Scenario, rng: random.Random) -> Outcome:
         at_look = plan.auto and done in plan.looks
         judged = judge(_record(profile, trials)) if at_look else None
         more = plan.after_round(done, judged, 0.0)
-    final = judge(_record(profile, trials))
+    return _record(profile, trials)
+
+
+def simulate(s: Scenario, rng: random.Random) -> Outcome:
+    """One run of the scenario and what its words got right and wrong."""
+    record = play(s, rng)
+    final = judge(record)
+    done = max(t.repeat for t in record.trials)
     false = any(
         v.decided for (name, _), v in final.verdicts.items() if name != "v1" or s.effect == 1.0
     )

@@ -21,7 +21,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from explorer.analysis.family import judge_family
-from explorer.analysis.sequential import ALPHA, look_alpha, planned_looks
+from explorer.analysis.sequential import ALPHA, look_alpha, planned_looks, useful_looks
 from explorer.analysis.verdict import (
     DEFAULT_FLOOR_SECONDS,
     DEFAULT_THRESHOLD,
@@ -207,6 +207,8 @@ def _replay_looks(out: Judgement, s: Samples, cells: list[PhaseKey], profile: Pr
     if not cells:
         return
     planned = planned_looks(profile.repeats, profile.min_repeats, profile.max_repeats)
+    if profile.repeats == "auto":
+        planned = useful_looks(planned, len(cells))
     done = max((r for rs in s.rounds.values() for r in rs), default=0)
     auto = profile.repeats == "auto"
     # Fixed repeats: one look, at the end. Auto: the planned looks passed, and the end (a run

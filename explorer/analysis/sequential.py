@@ -16,6 +16,7 @@ confidence sequences (much wider at the 5–30 trials pgwx runs).
 
 from __future__ import annotations
 
+import math
 from typing import Literal
 
 ALPHA = 0.05
@@ -37,6 +38,31 @@ def looks(min_repeats: int, max_repeats: int) -> list[int]:
 def planned_looks(repeats: int | Literal["auto"], min_repeats: int, max_repeats: int) -> list[int]:
     """The looks of a profile: `looks` for auto repeats, the one at the end otherwise."""
     return looks(min_repeats, max_repeats) if repeats == "auto" else [repeats]
+
+
+def smallest_p(n: int) -> float:
+    """The smallest two-sided Mann–Whitney p-value n trials against n can give: 2 / C(2n, n)
+    (every candidate trial beyond every baseline trial)."""
+    return 2 / math.comb(2 * n, n)
+
+
+def useful_looks(planned: list[int], comparisons: int, alpha: float = ALPHA) -> list[int]:
+    """The planned looks at which a comparison can be decided at all.
+
+    With α split over K looks and Holm's first step at α/(K·N), five trials a side cannot
+    reach the level in a table of 24 comparisons (their smallest p is 2/252). Such a look can
+    never reject, so it need not be paid for: α is split over the looks that can, found by
+    dropping the hopeless ones until the split stops changing. This depends only on the
+    design (looks, table size), never on the data, so the guarantee stands.
+    """
+    kept = list(planned)
+    while kept:
+        level = alpha / len(kept) / max(comparisons, 1)
+        able = [n for n in kept if smallest_p(n) <= level]
+        if able == kept:
+            return kept
+        kept = able
+    return planned[-1:]
 
 
 def look_alpha(n_looks: int, alpha: float = ALPHA) -> float:
