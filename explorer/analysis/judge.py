@@ -73,6 +73,8 @@ class Judgement:
     """Comparisons whose word is `undecided`, in table order."""
     looks: list[int] = field(default_factory=list)
     """Measured rounds at which the verdicts were judged (the last is the run's end)."""
+    planned: list[int] = field(default_factory=list)
+    """The planned looks that can decide something in a table this size (auto repeats)."""
     family_size: int = 0
     """Comparisons corrected together (Holm) — every cell with a baseline counterpart."""
 
@@ -209,6 +211,7 @@ def _replay_looks(out: Judgement, s: Samples, cells: list[PhaseKey], profile: Pr
     planned = planned_looks(profile.repeats, profile.min_repeats, profile.max_repeats)
     if profile.repeats == "auto":
         planned = useful_looks(planned, len(cells))
+    out.planned = planned
     done = max((r for rs in s.rounds.values() for r in rs), default=0)
     auto = profile.repeats == "auto"
     # Fixed repeats: one look, at the end. Auto: the planned looks passed, and the end (a run

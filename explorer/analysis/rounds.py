@@ -46,6 +46,8 @@ class RoundPlan:
     """Wall-clock seconds of each variant's trials so far, for the estimate."""
     stopped_why: str | None = None
     """Why an auto run stopped before every comparison settled."""
+    useful: list[int] | None = None
+    """The looks that can decide something, once a judgement has said (table size known)."""
 
     def __post_init__(self) -> None:
         self.active = list(self.variants)
@@ -58,6 +60,8 @@ class RoundPlan:
     @property
     def looks(self) -> list[int]:
         """The measured rounds at which verdicts are judged."""
+        if self.useful:
+            return self.useful
         p = self.profile
         return planned_looks(p.repeats, p.min_repeats, p.max_repeats)
 
@@ -122,6 +126,7 @@ class RoundPlan:
             return measured < self.looks[0] or measured not in self.looks
         if not judged.verdicts:
             return False  # nothing to compare: more rounds cannot decide anything
+        self.useful = judged.planned or None
         open_variants = judged.open_variants()
         self.open_comparisons = len(judged.undecided)
         if not open_variants:
