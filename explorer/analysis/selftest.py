@@ -18,7 +18,8 @@ from statistics import NormalDist
 
 from explorer.analysis.calibration import Scenario, calibrate
 from explorer.analysis.judge import TOTAL, judge, samples
-from explorer.analysis.sequential import ALPHA, planned_looks
+from explorer.analysis.sequential import ALPHA, planned_looks, useful_looks
+from explorer.analysis.verdict import DEFAULT_FLOOR_SECONDS
 from explorer.models import Profile, RunRecord, Variant
 
 AGAIN = "-again"
@@ -51,6 +52,14 @@ class PhaseNoise:
     noise: float | None
     """Standard deviation of log seconds around each variant's mean (0.10 ≈ 10 %); None with
     fewer than two trials of a variant."""
+    median: float | None = None
+    """Median seconds over both variants."""
+
+    @property
+    def tiny(self) -> bool:
+        """Below the 50 ms floor: judged in seconds against ±50 ms, not as a ratio, so its
+        relative noise says nothing about the threshold."""
+        return self.median is not None and self.median < DEFAULT_FLOOR_SECONDS
 
 
 def phase_noise(record: RunRecord) -> list[PhaseNoise]:
@@ -59,15 +68,19 @@ def phase_noise(record: RunRecord) -> list[PhaseNoise]:
     out = []
     for phase in s.phases:
         squares, dof, n = 0.0, 0, 0
+        pooled: list[float] = []
         for (_variant, name), values in s.seconds.items():
             logs = [math.log(x) for x in values if x > 0]
             if name != phase or len(logs) < 2:
                 continue
+            pooled += values
             mean = statistics.fmean(logs)
             squares += sum((x - mean) ** 2 for x in logs)
             dof += len(logs) - 1
             n += len(logs)
-        out.append(PhaseNoise(phase, n, math.sqrt(squares / dof) if dof else None))
+        spread = math.sqrt(squares / dof) if dof else None
+        middle = statistics.median(pooled) if pooled else None
+        out.append(PhaseNoise(phase, n, spread, middle))
     return out
 
 
@@ -105,11 +118,13 @@ def self_test(record: RunRecord, original: Profile, *, runs: int = CALIBRATION_R
     judged = judge(record)
     false = [f"{k[1]} ({v.label()})" for k, v in judged.verdicts.items() if v.decided]
     noise = phase_noise(record)
-    worst = max((p.noise for p in noise if p.noise is not None), default=None)
+    worst = max((p.noise for p in noise if p.noise is not None and not p.tiny), default=None)
     phases = len([p for p in noise if p.phase != TOTAL]) or 1
     cells = (len(original.variants) - 1) * (phases + (1 if phases > 1 else 0))
     p = original
     looks = planned_looks(p.repeats, p.min_repeats, p.max_repeats)
+    if p.repeats == "auto":
+        looks = useful_looks(looks, max(cells, 1))
     if worst is None:
         return SelfTest(noise, false, cells, None, None)
     scenario = Scenario(
@@ -133,6 +148,8 @@ def to_text(result: SelfTest, original: Profile) -> str:
     lines.append("|---|---|---|")
     for p in result.noise:
         shown = "unknown (too few trials)" if p.noise is None else f"±{p.noise * 100:.1f} %"
+        if p.tiny and p.noise is not None:
+            shown += " (below 50 ms: judged in seconds, not counted)"
         lines.append(f"| {p.phase} | {p.n} | {shown} |")
     lines.append("")
     if result.false_in_run:
