@@ -11,8 +11,10 @@ of 3, 10 and 20 % (log-normal), for a 1 × 1 table (two variants, one phase) and
 |---|---|
 | A/A: share of runs with any false faster/slower, no true difference anywhere | ≤ 5 % |
 | A/A skewed: the same with a fifth of trials 1.5× slower (checkpoints) | ≤ 10 % |
-| power: runs where the first candidate's true 0.55×, 0.85×, 0.95× is called faster | 0.85× at 10 % noise: ≥ 80 % within 15 rounds |
+| power: runs calling the first candidate's true 0.55×, 0.85×, 0.95× faster | see below |
 | median rounds used, against a fixed 30-round design | — |
+
+Power goal: a true 0.85× at 10 % noise found in ≥ 80 % of runs within 15 rounds.
 
     python benchmarks/verdict_calibration.py            # full: ~15 min on a loaded 2-core box
     python benchmarks/verdict_calibration.py --smoke    # a few seconds, to see it works

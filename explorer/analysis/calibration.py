@@ -110,10 +110,11 @@ class Calibration:
     """Median measured rounds used."""
 
 
-def _caps() -> Capabilities:
+def synthetic_caps(version_num: int = 180006) -> Capabilities:
+    """Capabilities of a PG 18 superuser's bundled server, for runs that need no server."""
     return Capabilities(
-        version_num=180000,
-        version="18.0",
+        version_num=version_num,
+        version=f"{version_num // 10000}.{version_num % 100}",
         lz4=False,
         pg_stat_io="split_bytes",
         pg_stat_checkpointer=True,
@@ -121,12 +122,13 @@ def _caps() -> Capabilities:
         pg_monitor=True,
         alter_system=True,
         owned=True,
-        system_identifier="0",
+        system_identifier="1",
     )
 
 
-def _record(profile: Profile, trials: list[TrialResult]) -> RunRecord:
-    server = ServerInfo(dsn_masked="synthetic", bundled=True, capabilities=_caps())
+def synthetic_record(profile: Profile, trials: list[TrialResult]) -> RunRecord:
+    """A stored-run shape around made-up trials, for the judge."""
+    server = ServerInfo(dsn_masked="synthetic", bundled=True, capabilities=synthetic_caps())
     return RunRecord(
         id="calibration", profile=profile, server=server, started_at=EPOCH, trials=trials
     )
@@ -135,23 +137,25 @@ def _record(profile: Profile, trials: list[TrialResult]) -> RunRecord:
 def _trial(s: Scenario, variant: int, repeat: int, rng: random.Random) -> TrialResult:
     ratio = s.effect if variant == 1 else 1.0
     slow = SKEW_FACTOR if s.skewed and rng.random() < SKEW_SHARE else 1.0
-    phases = [
-        PhaseResult(
-            name=f"p{p + 1}",
-            seconds=PHASE_SECONDS[p % len(PHASE_SECONDS)]
-            * ratio
-            * slow
-            * math.exp(rng.gauss(0, s.noise)),
-        )
+    seconds = {
+        f"p{p + 1}": PHASE_SECONDS[p % len(PHASE_SECONDS)]
+        * ratio
+        * slow
+        * math.exp(rng.gauss(0, s.noise))
         for p in range(s.phases)
-    ]
+    }
+    return synthetic_trial(f"v{variant}", repeat, seconds)
+
+
+def synthetic_trial(variant: str, repeat: int, seconds: dict[str, float]) -> TrialResult:
+    """A finished trial of `variant` in round `repeat` with these phase durations."""
     return TrialResult(
         run_id="calibration",
-        variant=f"v{variant}",
+        variant=variant,
         repeat=repeat,
         status="ok",
         started_at=EPOCH,
-        phases=phases,
+        phases=[PhaseResult(name=name, seconds=secs) for name, secs in seconds.items()],
     )
 
 
@@ -167,9 +171,9 @@ def play(s: Scenario, rng: random.Random) -> RunRecord:
             trials.append(_trial(s, names.index(name), done + 1, rng))
         done += 1
         at_look = plan.auto and done in plan.looks
-        judged = judge(_record(profile, trials)) if at_look else None
+        judged = judge(synthetic_record(profile, trials)) if at_look else None
         more = plan.after_round(done, judged, 0.0)
-    return _record(profile, trials)
+    return synthetic_record(profile, trials)
 
 
 def simulate(s: Scenario, rng: random.Random) -> Outcome:

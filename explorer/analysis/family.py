@@ -27,6 +27,12 @@ from explorer.analysis.verdict import DEFAULT_MIN_N, Verdict, compare, mann_whit
 K = TypeVar("K", bound=Hashable)
 
 
+def _ranked(p_values: Sequence[float], family_size: int | None) -> tuple[list[int], int]:
+    """Indices from the smallest p-value up, and N (at least the number of p-values)."""
+    n = len(p_values)
+    return sorted(range(n), key=lambda i: p_values[i]), max(family_size or n, n)
+
+
 def holm_adjusted(p_values: Sequence[float], family_size: int | None = None) -> list[float]:
     """Holm-adjusted p-values, in the input order.
 
@@ -34,10 +40,8 @@ def holm_adjusted(p_values: Sequence[float], family_size: int | None = None) -> 
     (by default the number of p-values; larger when some cells of the family are not tested
     here, which only makes the result more conservative).
     """
-    n = len(p_values)
-    size = max(family_size or n, n)
-    order = sorted(range(n), key=lambda i: p_values[i])
-    out = [1.0] * n
+    order, size = _ranked(p_values, family_size)
+    out = [1.0] * len(p_values)
     running = 0.0
     for j, i in enumerate(order):
         running = max(running, min(1.0, (size - j) * p_values[i]))
@@ -54,10 +58,8 @@ def holm_levels(
     fails onward all get α/(N − r), r the number rejected. A cell is rejected exactly when its
     p-value is below its level.
     """
-    n = len(p_values)
-    size = max(family_size or n, n)
-    order = sorted(range(n), key=lambda i: p_values[i])
-    levels = [0.0] * n
+    order, size = _ranked(p_values, family_size)
+    levels = [0.0] * len(p_values)
     rejected = 0
     for j, i in enumerate(order):
         if rejected == j and p_values[i] < alpha / (size - j):

@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from explorer.analysis.calibration import synthetic_record, synthetic_trial
 from explorer.analysis.selftest import phase_noise, self_test_profile, smallest_threshold
 from explorer.lab.profiles.catalog import load_profile
 from explorer.server.connect import Target
@@ -80,24 +81,13 @@ def test_self_test_profile_and_pooled_noise_by_hand() -> None:
     # Pooled standard deviation of log seconds around each variant's own mean, by hand:
     # a = (1, e^0.1, e^-0.1) → deviations 0, 0.1, −0.1; b = (2, 2e^0.2) → ±0.1;
     # squares 0.02 + 0.02 over (2 + 1) degrees of freedom.
-    from explorer.analysis.calibration import EPOCH, _record
-    from explorer.models import PhaseResult, TrialResult
-
+    a = [1, math.exp(0.1), math.exp(-0.1)]
+    b = [2, 2 * math.exp(0.2)]
     trials = [
-        TrialResult(
-            run_id="t",
-            variant=v,
-            repeat=i + 1,
-            status="ok",
-            started_at=EPOCH,
-            phases=[PhaseResult(name="load", seconds=s)],
-        )
-        for v, values in (
-            ("defaults", [1, math.exp(0.1), math.exp(-0.1)]),
-            ("defaults-again", [2, 2 * math.exp(0.2)]),
-        )
-        for i, s in enumerate(values)
+        synthetic_trial(variant, i + 1, {"load": secs})
+        for variant, values in (("defaults", a), ("defaults-again", b))
+        for i, secs in enumerate(values)
     ]
-    (load,) = phase_noise(_record(twin, trials))
+    (load,) = phase_noise(synthetic_record(twin, trials))
     assert load.phase == "load" and load.n == 5
     assert load.noise is not None and math.isclose(load.noise, math.sqrt(0.04 / 3))

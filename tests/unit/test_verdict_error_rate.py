@@ -19,11 +19,18 @@ import random
 
 import pytest
 
-from explorer.analysis.calibration import Scenario, calibrate, play
+from explorer.analysis.calibration import (
+    Scenario,
+    calibrate,
+    play,
+    synthetic_record,
+    synthetic_trial,
+)
 from explorer.analysis.family import holm_adjusted, holm_levels, judge_family
 from explorer.analysis.judge import judge
 from explorer.analysis.sequential import look_alpha, looks, next_look, planned_looks, useful_looks
 from explorer.analysis.verdict import WORDS, compare
+from explorer.models import RunRecord
 
 B10 = [1.0, 1.091, 1.039, 1.13, 1.078, 1.026, 1.117, 1.065, 1.013, 1.104]
 C10 = [0.93, 0.9851, 1.0402, 0.9523, 1.0074, 1.0625, 0.9746, 1.0297, 0.9418, 0.9969]
@@ -90,28 +97,14 @@ def test_looks_and_the_alpha_each_may_spend() -> None:
     assert useful_looks(looks(5, 30), 24) == [10, 15, 20, 25, 30]
 
 
-def _record_of(base: list[float], cand: list[float], **profile: object):  # type: ignore[no-untyped-def]
-    from explorer.analysis.calibration import _record
-    from explorer.models import PhaseResult, TrialResult
-
-    s = Scenario(**profile)  # type: ignore[arg-type]
-    trials = []
-    for i, (b, c) in enumerate(zip(base, cand, strict=True)):
-        for name, secs in (("v0", b), ("v1", c)):
-            trials.append(
-                TrialResult(
-                    run_id="t",
-                    variant=name,
-                    repeat=i + 1,
-                    status="ok",
-                    started_at=_EPOCH,
-                    phases=[PhaseResult(name="p1", seconds=secs)],
-                )
-            )
-    return _record(s.profile(), trials)
-
-
-_EPOCH = __import__("datetime").datetime(2026, 1, 1, tzinfo=__import__("datetime").UTC)
+def _record_of(base: list[float], cand: list[float], **profile: object) -> RunRecord:
+    """Round i: the baseline's trial of base[i] seconds, the candidate's of cand[i]."""
+    trials = [
+        synthetic_trial(name, i + 1, {"p1": secs})
+        for i, pair in enumerate(zip(base, cand, strict=True))
+        for name, secs in zip(("v0", "v1"), pair, strict=True)
+    ]
+    return synthetic_record(Scenario(**profile).profile(), trials)  # type: ignore[arg-type]
 
 
 def test_an_auto_run_is_judged_at_its_looks_at_the_looks_level_against_scipy() -> None:
