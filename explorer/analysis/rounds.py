@@ -18,6 +18,13 @@ from explorer.analysis.sequential import next_look, planned_looks
 from explorer.models import Profile
 
 
+def _duration(seconds: float) -> str:
+    """600 → '10m', 90 → '90s'."""
+    if seconds >= 60 and seconds % 60 == 0:
+        return f"{seconds / 60:.0f}m"
+    return f"{seconds:g}s"
+
+
 def _minutes(seconds: float) -> str:
     """'~3 min left', '~40 s left'."""
     if seconds >= 90:
@@ -139,7 +146,8 @@ class RoundPlan:
         per_round = self.round_seconds() or 0.0
         if elapsed + (upcoming - measured) * per_round > self.profile.budget:
             self.stopped_why = (
-                f"the rounds to the next look ({upcoming}) would end after the time budget"
+                f"the rounds to the next look ({upcoming}) would end after the time budget "
+                f"({_duration(self.profile.budget)})"
             )
             return False
         return True

@@ -189,13 +189,6 @@ async def _read_counters(conn: asyncpg.Connection, sql: str) -> dict[str, int]:
     return {k: int(v) for k, v in dict(row).items() if v is not None} if row else {}
 
 
-def _duration(seconds: float) -> str:
-    """600 → '10m', 90 → '90s'."""
-    if seconds >= 60 and seconds % 60 == 0:
-        return f"{seconds / 60:.0f}m"
-    return f"{seconds:g}s"
-
-
 class Runner:
     """Runs one profile against one server.
 
