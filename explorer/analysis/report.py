@@ -207,6 +207,15 @@ def footnotes(record: RunRecord, judged: Judgement) -> list[str]:
     return out
 
 
+def p_cell(v: Verdict | None) -> str:
+    """``0.0029 (0.017)``: the comparison's own p-value and, in brackets, after the table's
+    correction (what faster/slower is decided on); empty without one."""
+    if v is None or v.p_value is None:
+        return ""
+    adjusted = "" if v.p_adjusted is None else f" ({v.p_adjusted:.2g})"
+    return f"{v.p_value:.2g}{adjusted}"
+
+
 def verdict_legend(judged: Judgement) -> str:
     """How to read the verdict column: the estimate, the correction and the four words."""
     t = f"{judged.threshold * 100:g} %"
@@ -227,6 +236,7 @@ def verdict_legend(judged: Judgement) -> str:
         f"{family}{sequential}, so the whole table holds 95 %; faster or slower when the "
         f"interval excludes 1 and the ratio is beyond ±{t}; same within ±{t} when the whole "
         "interval lies inside it; undecided otherwise; below 50 ms the difference in seconds. "
+        "p (adj.): the Mann–Whitney p of the comparison alone (after the correction). "
         "See the README, How to read a verdict."
     )
 
@@ -253,6 +263,7 @@ def to_markdown(record: RunRecord, threshold: float | None = None) -> str:
         "median s",
         "max s",
         "verdict",
+        "p (adj.)",
         "rows",
         *mechanism.MD_HEADERS,
         "notes",
@@ -269,6 +280,7 @@ def to_markdown(record: RunRecord, threshold: float | None = None) -> str:
             _fmt_s(r.median),
             _fmt_s(r.max),
             md_cell(r.verdict_label()),
+            p_cell(r.verdict),
             "" if r.rows is None else str(r.rows),
             *(md_cell(c) for c in mechanism.md_cells(r.mechanism)),
             md_cell(r.note),

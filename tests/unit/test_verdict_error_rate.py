@@ -192,3 +192,15 @@ def test_a_settled_variant_stops_getting_rounds_while_the_open_ones_go_on() -> N
     assert judged.verdicts[("v1", "p1")].word == "faster"
     assert judged.undecided == [("v2", "p1")]
     assert math.isclose(judged.verdicts[("v2", "p1")].confidence, 1 - 0.05 / 5 / 2)
+
+
+def test_the_markdown_table_shows_the_raw_and_the_adjusted_p_value() -> None:
+    from explorer.analysis.report import render
+
+    record = _record_of(B10, C10, repeats="auto")
+    md = render(record)
+    assert "| verdict | p (adj.) |" in md
+    # scipy's exact p (above) and six looks' worth of correction: 0.0029 (0.017).
+    row = next(line for line in md.splitlines() if line.startswith("| v1 | p1 |"))
+    assert "| 0.0029 (0.017) |" in row and "faster" in row
+    assert "judged at rounds 5, 10" in md
