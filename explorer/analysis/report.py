@@ -352,6 +352,7 @@ VERDICT_FIELDS = (
     "n_candidate",
     "confidence",
     "threshold",
+    "look",
 )
 """Verdict fields in the CSV (flat) and JSON (under "verdict") exports."""
 

@@ -14,6 +14,7 @@ Reference values written into these tests came from outside pgwx's code:
 
 from __future__ import annotations
 
+import json
 import math
 import random
 
@@ -204,3 +205,13 @@ def test_the_markdown_table_shows_the_raw_and_the_adjusted_p_value() -> None:
     row = next(line for line in md.splitlines() if line.startswith("| v1 | p1 |"))
     assert "| 0.0029 (0.017) |" in row and "faster" in row
     assert "judged at rounds 5, 10" in md
+    data = json.loads(render(record, "json"))
+    cand = next(r for r in data["rows"] if r["variant"] == "v1")["verdict"]
+    assert (cand["look"], cand["word"]) == (10, "faster")
+    assert cand["p_adjusted"] == pytest.approx(cand["p_value"] * 6)
+    assert data["correction"] == {
+        "method": "holm",
+        "comparisons": 1,
+        "looks": [5, 10],
+        "alpha": 0.05,
+    }
