@@ -18,6 +18,8 @@ from typing import Any
 
 from explorer import paths
 from explorer.analysis.report import FORMATS, render
+from explorer.analysis.selftest import self_test, self_test_profile
+from explorer.analysis.selftest import to_text as selftest_text
 from explorer.analysis.units import human_bytes
 from explorer.errors import PgwxError, UsageError
 from explorer.lab.profiles.catalog import ProfileError, ProfileShadowed, list_profiles, load_profile
@@ -44,6 +46,9 @@ from explorer.server.embedded import LocalServer
 from explorer.server.failures import log_traceback
 
 __all__ = ["LIBPQ_ENV", "build_parser", "main"]
+
+SELFTEST_REPEATS = 10
+"""Measured rounds of `pgwx selftest` unless --repeats says otherwise."""
 
 
 def _server_args(p: argparse.ArgumentParser, *, sub: bool = False) -> None:
@@ -129,6 +134,43 @@ class _VersionAction(argparse.Action):
         parser.exit()
 
 
+def _run_args(p: argparse.ArgumentParser) -> None:
+    """The options `pgwx run` and `pgwx selftest` share: server, size, repeats, threshold."""
+    _server_args(p, sub=True)
+    p.add_argument("--scale", type=float, default=1.0, help="multiply the profile's sizes")
+    p.add_argument(
+        "--repeats",
+        type=int,
+        help="a fixed number of measured trials per variant (default: the profile's, "
+        "usually auto: until every verdict is decided)",
+    )
+    p.add_argument(
+        "--warmup", type=int, help="warm-up rounds, run first and left out of the statistics"
+    )
+    p.add_argument(
+        "--budget",
+        help="with auto repeats: no new round after this much time (600, 90s, 10m, 1h)",
+    )
+    p.add_argument(
+        "--threshold",
+        help="noise threshold for faster/slower (5%% or 0.05; default the profile's, 3%%)",
+    )
+    p.add_argument(
+        "--allow-risky",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help="allow fsync/full_page_writes off on a server pgwx does not own",
+    )
+    p.add_argument(
+        "--allow-large",
+        action="store_true",
+        help=f"run even when one trial is estimated over {MAX_ROWS:,} rows or "
+        f"{human_bytes(MAX_BYTES)}",
+    )
+    p.add_argument("--no-sample", action="store_true", help="do not run the stats sampler")
+    p.add_argument("--settle", type=float, help="seconds to pause after each CHECKPOINT")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The whole command line, with help for every option."""
     parser = argparse.ArgumentParser(
@@ -168,25 +210,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = sub.add_parser("run", help="run a profile's matrix headless and print the table")
     run.add_argument("profile", help="a profile name (see `pgwx profiles`) or a .toml path")
-    _server_args(run, sub=True)
-    run.add_argument("--scale", type=float, default=1.0, help="multiply the profile's sizes")
-    run.add_argument(
-        "--repeats",
-        type=int,
-        help="a fixed number of measured trials per variant (default: the profile's, "
-        "usually auto: until every verdict is decided)",
-    )
-    run.add_argument(
-        "--warmup", type=int, help="warm-up rounds, run first and left out of the statistics"
-    )
-    run.add_argument(
-        "--budget",
-        help="with auto repeats: no new round after this much time (600, 90s, 10m, 1h)",
-    )
-    run.add_argument(
-        "--threshold",
-        help="noise threshold for faster/slower (5%% or 0.05; default the profile's, 3%%)",
-    )
+    _run_args(run)
     run.add_argument(
         "--variant",
         action="append",
@@ -194,21 +218,17 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="NAME",
         help="run only this variant (repeatable)",
     )
-    run.add_argument(
-        "--allow-risky",
-        action="store_true",
-        default=argparse.SUPPRESS,
-        help="allow fsync/full_page_writes off on a server pgwx does not own",
-    )
-    run.add_argument(
-        "--allow-large",
-        action="store_true",
-        help=f"run even when one trial is estimated over {MAX_ROWS:,} rows or "
-        f"{human_bytes(MAX_BYTES)}",
-    )
-    run.add_argument("--no-sample", action="store_true", help="do not run the stats sampler")
-    run.add_argument("--settle", type=float, help="seconds to pause after each CHECKPOINT")
     run.add_argument("--format", choices=sorted(FORMATS), default="md")
+    selftest = sub.add_parser(
+        "selftest",
+        help="run a profile's baseline against itself: this machine's noise, false-finding "
+        "rate and a threshold to use (run it once on a new machine)",
+    )
+    selftest.add_argument(
+        "profile", nargs="?", default="quick-demo", help="the profile to test (quick-demo)"
+    )
+    _run_args(selftest)
+    selftest.set_defaults(variants=None, format="md", selftest=True)
 
     sub.add_parser("runs", help="list stored runs")
     rep = sub.add_parser("report", help="print a stored run's table again")
@@ -338,6 +358,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     from explorer.lab.run.runner import Runner
 
     profile = load_profile(args.profile, lambda m: print(f"pgwx: {m}", file=sys.stderr))
+    original = profile
+    testing = getattr(args, "selftest", False)
+    if testing:
+        profile = self_test_profile(profile)
+        if args.repeats is None:
+            args.repeats = SELFTEST_REPEATS
     request = RunRequest.build(
         profile,
         scale=args.scale,
@@ -398,7 +424,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     if signals.received:  # it came while the server was being stopped: the run itself is stored
         say._print(f"{signals.name}: run {record.id} is stored")
         return signals.exit_status
-    print(render(record, args.format), end="")
+    if testing:
+        say._print("simulating this profile's verdicts at the noise just measured")
+        print(selftest_text(self_test(record, original), original), end="")
+    else:
+        print(render(record, args.format), end="")
     say._print(f"saved as run {record.id}; `pgwx report {record.id} --format csv|json`")
     return 0 if record.status == "finished" else 1
 
@@ -715,6 +745,7 @@ def main(argv: list[str] | None = None) -> int:
         os.environ["PGWX_RESULTS"] = args.results
     commands: dict[str, Callable[[argparse.Namespace], int]] = {
         "run": cmd_run,
+        "selftest": cmd_run,
         "runs": cmd_runs,
         "report": cmd_report,
         "compare": cmd_compare,

@@ -587,6 +587,8 @@ class TrialStarted(_Event):
     index: int
     """1-based position in the matrix."""
     total: int
+    plan: str | None = None
+    """Where the run stands, e.g. "round 7 of ≤ 30 · ~3 min left · 3 comparisons open"."""
 
 
 class PhaseStarted(_Event):
