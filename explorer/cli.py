@@ -140,6 +140,12 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"run even when one trial is estimated over {MAX_ROWS:,} rows or "
         f"{human_bytes(MAX_BYTES)}",
     )
+    run.add_argument(
+        "--trust-sql",
+        action="store_true",
+        help="where pgwx cannot create the role that fences a profile's own SQL (no "
+        "CREATEROLE), run that SQL unfenced as your own user",
+    )
     run.add_argument("--no-sample", action="store_true", help="do not run the stats sampler")
     run.add_argument("--settle", type=float, help="seconds to pause after each CHECKPOINT")
     run.add_argument("--format", choices=sorted(FORMATS), default="md")
@@ -289,6 +295,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         allow_risky=args.allow_risky,
         sample=not args.no_sample,
         settle_seconds=args.settle,
+        trust_sql=args.trust_sql,
     )
     runner: Runner | None = None
     session: Session | None = None
@@ -523,7 +530,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     from explorer.lab.profiles.catalog import find_profile
     from explorer.lab.profiles.check import check_file, check_on_server
 
-    path = find_profile(args.profile)
+    path = find_profile(args.profile, lambda m: print(f"pgwx: {m}", file=sys.stderr))
     report = check_file(path)
     if report.ok:
         say = lambda m: print(m, file=sys.stderr)  # noqa: E731

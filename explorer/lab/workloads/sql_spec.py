@@ -22,6 +22,23 @@ Identifier = Annotated[str, Field(pattern=r"^[a-z_][a-z0-9_]{0,50}$")]
 PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 REFERENCE = re.compile(r"^\s*([a-z_][a-z0-9_]*)\s*\(([^()]+)\)\s*$")
 SOURCE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_$]*\.[A-Za-z_][A-Za-z0-9_$]*$")
+PGBENCH_META = re.compile(r"(?<!\\)\\([A-Za-z_]+)")
+"""A backslash command anywhere (pgbench sees one mid-line too); inside a string it is a false
+alarm on the safe side, as telling strings apart here could be fooled (E'\\'' …)."""
+PGBENCH_HARMLESS = (
+    "set",
+    "sleep",
+    "if",
+    "elif",
+    "else",
+    "endif",
+    "gset",
+    "aset",
+    "startpipeline",
+    "endpipeline",
+    "syncpipeline",
+)
+"""pgbench meta-commands a profile may use: none runs a program (\\shell and \\setshell do)."""
 
 
 class _Spec(BaseModel):
@@ -156,6 +173,12 @@ class PhaseSpec(_Spec):
             raise ValueError("clients, duration and transactions are for pgbench phases only")
         if self.commit_apart and self.sql is None:
             raise ValueError("commit_apart is for sql phases only")
+        bad = sorted(set(refused_meta_commands(self.pgbench or "")))
+        if bad:
+            raise ValueError(
+                f"pgbench meta-command \\{bad[0]} is not allowed (\\shell and \\setshell run "
+                "programs); a profile may use only " + ", ".join(f"\\{m}" for m in PGBENCH_HARMLESS)
+            )
         return self
 
 
@@ -242,6 +265,11 @@ def field_name(loc: tuple[int | str, ...]) -> str:
     for part in loc:
         out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
     return out or "(top level)"
+
+
+def refused_meta_commands(script: str) -> list[str]:
+    """The meta-commands of a pgbench script that are not in PGBENCH_HARMLESS, in order."""
+    return [m.lower() for m in PGBENCH_META.findall(script) if m.lower() not in PGBENCH_HARMLESS]
 
 
 def mentions(text: str, name: str) -> bool:
