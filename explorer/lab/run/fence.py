@@ -2,13 +2,14 @@
 
 A `workload = "sql"` profile's statements (its tables' columns and indexes, setup, phases,
 verify and pgbench scripts) run connected as `pgwx_run_<run id>`, a login role that is no
-superuser and has no CREATEROLE, CREATEDB, REPLICATION or BYPASSRLS, is a member of nothing
-but pg_read_all_data (where pgwx may grant it), and may create objects only in the run's
-schema; its default search_path is that schema, so pgbench's sessions (and a RESET ALL) stay
-there. The prepare query and `source` read as `pgwx_read_<run id>`, which may create nothing,
-inside a READ ONLY transaction. The server, not a guess about the SQL, then refuses ALTER
-SYSTEM, COPY … PROGRAM, server-side large-object import/export, CREATE SCHEMA/ROLE, writes to
-the user's tables and signals to other roles' backends.
+superuser, has no CREATEROLE, CREATEDB, REPLICATION or BYPASSRLS, is a member of no role, and
+has privileges only in the run's schema (USAGE, CREATE; TEMP where a variant needs it); its
+default search_path is that schema, so pgbench's sessions (and a RESET ALL) stay there. The
+prepare query and `source` read as `pgwx_read_<run id>`, which may create nothing and reads
+through pg_read_all_data (where pgwx may grant it), inside a READ ONLY transaction. The
+server, not a guess about the SQL, then refuses ALTER SYSTEM, COPY … PROGRAM, server-side
+large-object import/export, CREATE SCHEMA/ROLE, reads and writes of the user's tables and
+signals to other roles' backends.
 
 Logging in as the role (not `SET ROLE`, which the SQL could `RESET`) is what makes it a fence.
 Each role gets a random password that lives only in this process and in a child's PGPASSWORD;
@@ -139,12 +140,10 @@ async def build_fence(admin: Target, run_id: str, schema: str, *, temporary: boo
             )
         try:
             for role, password in passwords.items():
-                await _create_role(conn, role, password, run_id, schema)
+                await _create_role(conn, role, password, run_id, schema, reads=role == read)
             await conn.execute(f"GRANT USAGE, CREATE ON SCHEMA {schema} TO {work}")
             if temporary:
-                await conn.execute(
-                    f'GRANT TEMPORARY ON DATABASE "{await _database(conn)}" TO {work}'
-                )
+                await _grant_on_database(conn, "TEMPORARY", work)
             loose = [str(r["what"]) for r in await conn.fetch(WRITABLE_SQL, work, schema)]
         except BaseException:
             await _drop_roles(conn, run_id)
@@ -175,12 +174,19 @@ async def build_fence(admin: Target, run_id: str, schema: str, *, temporary: boo
     return fence
 
 
-async def _database(conn: asyncpg.Connection) -> str:
-    return str(await conn.fetchval("SELECT current_database()")).replace('"', '""')
+async def _grant_on_database(conn: asyncpg.Connection, privilege: str, role: str) -> None:
+    """GRANT a database privilege the role lacks (usually PUBLIC has it: then nothing is
+    granted, and the database's ACL is not touched at all)."""
+    if await conn.fetchval(
+        "SELECT has_database_privilege($1, current_database(), $2)", role, privilege
+    ):
+        return
+    name = str(await conn.fetchval("SELECT current_database()")).replace('"', '""')
+    await conn.execute(f'GRANT {privilege} ON DATABASE "{name}" TO {role}')
 
 
 async def _create_role(
-    conn: asyncpg.Connection, role: str, password: str, run_id: str, schema: str
+    conn: asyncpg.Connection, role: str, password: str, run_id: str, schema: str, *, reads: bool
 ) -> None:
     try:
         await conn.execute(
@@ -194,9 +200,12 @@ async def _create_role(
         ) from None
     await conn.execute(f"COMMENT ON ROLE {role} IS '{marker(run_id)}'")
     await conn.execute(f"ALTER ROLE {role} SET search_path = {schema}")
-    await conn.execute(f'GRANT CONNECT ON DATABASE "{await _database(conn)}" TO {role}')
-    # Reading the user's tables (a phase's INSERT … SELECT, the prepare source) is allowed;
-    # pg_read_all_data (PostgreSQL 14+) reads, and writes nothing. Without it the read fails.
+    await _grant_on_database(conn, "CONNECT", role)
+    if not reads:
+        return
+    # The read role reads the user's tables (prepare.source, a prepare query): through
+    # pg_read_all_data (PostgreSQL 14+), which reads and writes nothing; without it
+    # (older servers, no ADMIN on it) such a read fails with the server's sentence.
     with contextlib.suppress(asyncpg.PostgresError):
         async with conn.transaction():
             await conn.execute(f"GRANT pg_read_all_data TO {role}")

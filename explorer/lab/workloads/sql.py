@@ -25,10 +25,12 @@ from explorer.lab.scope import create_table_sql, fk_clause, schema, table_name, 
 from explorer.lab.workloads.base import Params, TrialContext, Workload, WorkloadError
 from explorer.lab.workloads.file_extension import parse_pgbench, pgbench_conninfo
 from explorer.lab.workloads.sql_guard import (
+    OutsideFence,
     Unplannable,
     forbidden,
     not_allowed,
     other_schemas,
+    outside_fence,
     outside_write,
     pgbench_as_sql,
     refusal,
@@ -175,8 +177,15 @@ class SqlWorkload(Workload):
             lines.append("verify: the verify query, into the notes")
         return lines
 
-    def statements(self, names: dict[str, str]) -> list[tuple[tuple[Any, ...], str]]:
-        """(TOML location, statement) of every SQL statement the profile holds, in order."""
+    def statements(
+        self, names: dict[str, str], *, prepare: bool = True
+    ) -> list[tuple[tuple[Any, ...], str]]:
+        """(TOML location, statement) of every SQL statement the profile holds, in order.
+
+        Args:
+            names: What `{name}` stands for.
+            prepare: Include the prepare query (it runs once, as the read role, not in trials).
+        """
         p = self.params
         out: list[tuple[tuple[Any, ...], str]] = []
 
@@ -184,7 +193,7 @@ class SqlWorkload(Workload):
             out.extend((loc, s) for s in split_statements(substitute(script, names)))
 
         query = self.prepare_query()
-        if query is not None and p.prepare is not None:
+        if prepare and query is not None and p.prepare is not None:
             add(("params", "prepare", p.prepare.kind), query)
         add(("params", "setup"), p.setup)
         for i, phase in enumerate(p.phases):
@@ -203,12 +212,14 @@ class SqlWorkload(Workload):
         refused too, as nothing else would stop it.
         """
         schemas = await other_schemas(db)
-        for loc, statement in self.statements(names):
+        for loc, statement in self.statements(names, prepare=False):
             what = forbidden(statement)
             if what:
                 raise WorkloadError(not_allowed(field_name(loc), what))
             try:
                 written = await outside_write(db, statement, schemas)
+            except OutsideFence as exc:
+                raise WorkloadError(outside_fence(field_name(loc), str(exc))) from None
             except Unplannable as exc:
                 if fenced:
                     continue  # it may use what setup creates; the server's fence decides

@@ -68,6 +68,10 @@ class Unplannable(Exception):
     """A statement EXPLAIN cannot plan yet; str() is the server's reason."""
 
 
+class OutsideFence(Exception):
+    """Planning as the fenced role was refused a privilege; str() is the server's reason."""
+
+
 def _plain(statement: str) -> str:
     """The statement without comments, identifier quotes or extra spaces (for the patterns)."""
     text = re.sub(r"--[^\n]*|/\*.*?\*/", " ", statement, flags=re.S)
@@ -141,6 +145,7 @@ async def outside_write(conn: asyncpg.Connection, statement: str, schemas: set[s
 
     Raises:
         Unplannable: EXPLAIN failed (say, it uses a table setup creates): not judged here.
+        OutsideFence: the session's role may not use a table the statement names.
     """
     word = first_word(statement)
     if word in TRANSACTION_CONTROL:
@@ -150,8 +155,8 @@ async def outside_write(conn: asyncpg.Connection, statement: str, schemas: set[s
             async with conn.transaction():
                 raw = await conn.fetchval(f"EXPLAIN (VERBOSE, FORMAT JSON) {statement}")
         except asyncpg.InsufficientPrivilegeError as exc:
-            # The fenced role may read the user's tables, so this is a write it may not do.
-            return f"a table it may not write ({_first_line(exc)})"
+            # Planned as the fenced role: the server names what lies outside the run's schema.
+            raise OutsideFence(_first_line(exc)) from None
         except asyncpg.PostgresError as exc:
             raise Unplannable(_first_line(exc)) from None
         plan = (json.loads(raw) if isinstance(raw, str) else raw)[0]["Plan"]
@@ -167,6 +172,15 @@ async def outside_write(conn: asyncpg.Connection, statement: str, schemas: set[s
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__
+
+
+def outside_fence(where: str, why: str) -> str:
+    """The one sentence for a statement the fenced role may not even plan."""
+    return (
+        f"{where} would write or read outside pgwx's schema ({why}); your SQL runs as a role "
+        "that may only use the tables a profile declares (use {name} for them, and "
+        "prepare.source to bring your data in)"
+    )
 
 
 def refusal(where: str, target: str) -> str:
