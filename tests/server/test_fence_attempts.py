@@ -23,6 +23,7 @@ import asyncpg
 import pytest
 
 from explorer.lab.profiles.catalog import ProfileError, find_profile
+from explorer.lab.profiles.check import check_file, check_on_server
 from explorer.lab.run.fence import build_fence, tear_down
 from explorer.lab.run.runner import Runner, RunOptions
 from explorer.lab.run.session import recover
@@ -425,3 +426,53 @@ def test_a_profile_picked_up_by_name_from_the_working_directory_is_announced(
     assert said == []
     with pytest.raises(ProfileError):
         find_profile("no-such-profile", said.append)
+
+
+CHECKED = [
+    "alter-system",
+    "search-path",
+    "quoted-schema",
+    "commented-schema",
+    "select-into",
+    "create-schema",
+    "create-role",
+    "grant-public",
+    "copy-program",
+    "lo-export",
+    "terminate",
+    "pgbench-qualified",
+]
+"""Attempts `pgwx check` names before anything runs (it said "ok" to most of them before)."""
+
+
+@pytest.mark.parametrize("name", CHECKED)
+async def test_check_names_a_plain_attempt_before_it_runs(
+    bait: Bait, tmp_path: Path, name: str
+) -> None:
+    attempt = ATTEMPTS[name]
+    body = attempt.get("sql") or attempt["pgbench"]
+    kind = "sql" if "sql" in attempt else "pgbench"
+    extra = "" if kind == "sql" else "transactions = 1\n"
+    path = tmp_path / "attempt.toml"
+    path.write_text(
+        f"""title = "attempt"
+workload = "sql"
+[params]
+constants = {{ pid = {bait.bystander.get_server_pid()}, drop = "{bait.drop}" }}
+[[params.tables]]
+name = "t"
+columns = "a int"
+[[params.phases]]
+name = "try"
+{kind} = '''{body}'''
+{extra}[[variants]]
+name = "a"
+"""
+    )
+    report = check_file(path)
+    assert report.ok, report.problems
+    before = await world(bait)
+    await check_on_server(bait.target, path, report)
+    assert report.problems, f"check said {name} is fine"
+    assert all(f"field params.phases[0].{kind}:" in p for p in report.problems)
+    assert await world(bait) == before

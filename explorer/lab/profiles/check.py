@@ -23,7 +23,7 @@ from pydantic import BaseModel, ValidationError
 from explorer.lab.profiles.availability import unavailable_reason
 from explorer.lab.profiles.catalog import ProfileError, load_profile
 from explorer.lab.profiles.tomlines import locate
-from explorer.lab.scope import run_scope, schema
+from explorer.lab.scope import SCHEMA, run_scope, schema
 from explorer.lab.workloads import KINDS, build_workload, workload_class
 from explorer.lab.workloads.base import Workload
 from explorer.lab.workloads.sql import SqlWorkload, one_line
@@ -180,9 +180,11 @@ async def _check_on_server(target: Target, path: Path, report: CheckReport) -> N
                     f"{profile.workload} workload: {variant.knobs.describe()}"
                 ]
                 continue
+            with run_scope(""):  # the plan names the schema as pgwx_lab, not the check's
+                described = workload.describe(variant.knobs)
             report.plan[variant.name] = [
                 *(f"set {k} = {v}" for k, v in variant.knobs.server_settings().items()),
-                *workload.describe(variant.knobs),
+                *described,
             ]
             tx = conn.transaction()
             await tx.start()
@@ -192,7 +194,7 @@ async def _check_on_server(target: Target, path: Path, report: CheckReport) -> N
                 except asyncpg.PostgresError as exc:
                     report.problems.append(
                         f"{path}: pgwx cannot work on this server: {one_line(exc)} (it needs "
-                        f"to create its schema {schema()})."
+                        f"to create schemas of its own, {SCHEMA}_…)."
                     )
                     return
                 await conn.execute(f"SET LOCAL search_path = {schema()}")

@@ -34,6 +34,9 @@ PLANNABLE = {"select", "insert", "update", "delete", "with", "values", "table", 
 TRANSACTION_CONTROL = {"begin", "commit", "end", "rollback", "start", "savepoint", "release"}
 PGBENCH_VAR = re.compile(r"(?<![:\w]):([A-Za-z_][A-Za-z0-9_]*)")
 QUALIFIED = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)\s*\.\s*[A-Za-z_\"]")
+INTO = re.compile(
+    r"\bINTO\s+(?:(?:TEMP|TEMPORARY|UNLOGGED|TABLE)\s+)*([A-Za-z_][A-Za-z0-9_]*)\.", re.I
+)
 ACTS_ON = re.compile(r"\(|\bAS\b|\bSELECT\b|\bFROM\b|\bUSING\b", re.I)
 
 
@@ -150,6 +153,9 @@ async def outside_write(conn: asyncpg.Connection, statement: str, schemas: set[s
     word = first_word(statement)
     if word in TRANSACTION_CONTROL:
         return None
+    into = INTO.search(_plain(statement))  # SELECT … INTO makes a table: no ModifyTable node
+    if into and into.group(1).lower() in schemas:
+        return f"an object in schema {into.group(1)}"
     if word in PLANNABLE:
         try:
             async with conn.transaction():
