@@ -125,7 +125,10 @@ async def bait(any_pg: Target) -> AsyncIterator[Bait]:
         yield Bait(any_pg, bystander, drop)
     finally:
         await bystander.close()
-        await conn.execute("DROP TABLE IF EXISTS public.victim, public.x, public.inj")
+        # What an attempt that got through would have left (so one cannot hide the next).
+        await conn.execute("DROP TABLE IF EXISTS public.victim, public.x")
+        await conn.execute("DROP SCHEMA IF EXISTS evil CASCADE; DROP ROLE IF EXISTS evil")
+        await conn.execute("SELECT lo_unlink(oid) FROM pg_largeobject_metadata WHERE oid = 4242")
         for name in LOOK_ALIKES:
             await conn.execute(f"DROP SCHEMA IF EXISTS {name} CASCADE")
         await conn.close()
@@ -141,14 +144,14 @@ def hidden(statement: str, word: str) -> str:
 
 ATTEMPTS: dict[str, dict[str, Any]] = {
     "alter-system": {"sql": "ALTER SYSTEM SET fsync = off"},
-    "alter-system-hidden": {"sql": hidden("ALTER SYSTEM SET fsync = off", "SYSTEM")},
     "search-path": {"sql": "SET search_path = public; INSERT INTO victim VALUES (2)"},
     "search-path-hidden": {
         "sql": "DO $$ BEGIN PERFORM set_config('search_' || 'path', 'public', false); "
         "INSERT INTO victim VALUES (2); END $$"
     },
     "reset-all": {"sql": "RESET ALL; INSERT INTO victim VALUES (2)"},
-    "quoted-schema": {"sql": 'INSERT INTO "public".victim VALUES (2)'},
+    "quoted-schema": {"sql": 'TRUNCATE "public".victim'},
+    "quoted-schema-insert": {"sql": 'INSERT INTO "public".victim VALUES (2)'},
     "commented-schema": {"sql": "TRUNCATE public/**/.victim"},
     "do-execute": {"sql": hidden("INSERT INTO public.victim VALUES (2)", "public")},
     "call": {
@@ -171,9 +174,13 @@ ATTEMPTS: dict[str, dict[str, Any]] = {
     "copy-program-hidden": {
         "sql": hidden("COPY (SELECT 1) TO PROGRAM 'touch {drop}/copy'", "PROGRAM")
     },
-    "lo-export": {"sql": "SELECT lo_export(lo_from_bytea(0, 'x'), '{drop}/lo')"},
+    "lo-export": {
+        "setup": "SELECT lo_from_bytea(4242, 'x')",
+        "sql": "SELECT lo_export(4242, '{drop}/lo')",
+    },
     "lo-export-hidden": {
-        "sql": hidden("SELECT lo_export(lo_from_bytea(0, 'x'), '{drop}/lo')", "lo_export")
+        "setup": "SELECT lo_from_bytea(4242, 'x')",
+        "sql": hidden("SELECT lo_export(4242, '{drop}/lo')", "lo_export"),
     },
     "lo-create-left-behind": {"sql": "SELECT lo_from_bytea(0, 'x')", "harmless": True},
     "terminate": {"sql": "SELECT pg_terminate_backend({pid})"},
