@@ -34,6 +34,7 @@ from explorer.models import Notice, Profile, Variant
 from explorer.server.capabilities import probe
 from explorer.server.connect import Target
 from tests.conftest import RunProfile
+from tests.test_promises import admin_sql
 
 LOOK_ALIKES = ("pgwx_lab", "pgwx_lab_mydata", "pgwx_lab_20250101_000000_abcdef")
 """Schemas a user made, named like pgwx's, each with a table and a row."""
@@ -323,11 +324,7 @@ async def test_the_server_refuses_the_work_role_what_the_profile_may_not_do(
             await work.close()
     finally:
         assert await tear_down(target, run) == ""
-        conn = await target.connect("test")
-        try:
-            await conn.execute(f"DROP SCHEMA {schema} CASCADE")
-        finally:
-            await conn.close()
+        await admin_sql(target, f"DROP SCHEMA {schema} CASCADE")
     assert await world(bait) == before
 
 
@@ -362,11 +359,7 @@ async def test_look_alike_schemas_survive_recovery_and_one_that_blocks_a_run_is_
             await conn.close()
         assert [r[0] for r in roles] == ["pgwx_run_20250101_000000_abcdef"]
     finally:
-        conn = await target.connect("test")
-        try:
-            await conn.execute("DROP ROLE pgwx_run_20250101_000000_abcdef")
-        finally:
-            await conn.close()
+        await admin_sql(target, "DROP ROLE pgwx_run_20250101_000000_abcdef")
     profile = attempt_profile("blocked", {"sql": "SELECT 1"}, bait)
     runner = Runner(target, profile, store, RunOptions(sample=False, settle_seconds=0, warmup=0))
     runner.run_id = "20250101-000000-abcdef"  # the user's pgwx_lab_20250101_000000_abcdef
@@ -388,13 +381,12 @@ async def test_look_alike_schemas_survive_recovery_and_one_that_blocks_a_run_is_
 
 async def test_without_createrole_own_sql_is_refused_unless_trusted(bait: Bait, store: Any) -> None:
     target = bait.target
-    conn = await target.connect("test")
-    try:
-        await conn.execute("DROP ROLE IF EXISTS pgwx_t_plain")
-        await conn.execute("CREATE ROLE pgwx_t_plain LOGIN")
-        await conn.execute("GRANT CREATE ON DATABASE postgres TO pgwx_t_plain")
-    finally:
-        await conn.close()
+    await admin_sql(
+        target,
+        "DROP ROLE IF EXISTS pgwx_t_plain",
+        "CREATE ROLE pgwx_t_plain LOGIN",
+        "GRANT CREATE ON DATABASE postgres TO pgwx_t_plain",
+    )
     plain = Target(bundled=target.bundled, overrides={"user": "pgwx_t_plain"})
     profile = attempt_profile("plain", {"sql": "INSERT INTO {t} VALUES (1)"}, bait)
     try:
@@ -411,13 +403,12 @@ async def test_without_createrole_own_sql_is_refused_unless_trusted(bait: Bait, 
         assert record.status == "finished", record.reason
         assert any(isinstance(e, Notice) and "--trust-sql" in e.message for e in events)
     finally:
-        conn = await target.connect("test")
-        try:
-            await conn.execute("REVOKE CREATE ON DATABASE postgres FROM pgwx_t_plain")
-            await conn.execute("DROP OWNED BY pgwx_t_plain CASCADE")
-            await conn.execute("DROP ROLE pgwx_t_plain")
-        finally:
-            await conn.close()
+        await admin_sql(
+            target,
+            "REVOKE CREATE ON DATABASE postgres FROM pgwx_t_plain",
+            "DROP OWNED BY pgwx_t_plain CASCADE",
+            "DROP ROLE pgwx_t_plain",
+        )
 
 
 def test_a_profile_picked_up_by_name_from_the_working_directory_is_announced(

@@ -165,6 +165,14 @@ async def _check_on_server(target: Target, path: Path, report: CheckReport) -> N
     conn = await target.connect("check")
     try:
         caps = await probe(conn, owned=target.owned)
+        if workload.runs_user_sql and not await conn.fetchval(
+            "SELECT rolsuper OR rolcreaterole FROM pg_roles WHERE rolname = current_user"
+        ):
+            report.skipped.append(
+                f"{path}: pgwx run refuses this profile here: its SQL runs as a role pgwx "
+                "creates for the run, and this user may not create roles (no CREATEROLE); "
+                "--trust-sql runs it unfenced, as this user."
+            )
         parsed = False
         for index, variant in enumerate(profile.variants):
             vloc = ("variants", index)

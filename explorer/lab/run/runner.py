@@ -688,7 +688,8 @@ class Runner:
 
     async def _drop_fence(self, scope: RunScope) -> None:
         """Drop the run's roles (after its schema), saying what could not go."""
-        if scope.fence is not None:
+        # Also when building the fence was cut short: only roles marked as this run's go.
+        if scope.fence is not None or (scope.workload.runs_user_sql and self._made_schema):
             problem = await tear_down(self.target, self.run_id)
             if problem:
                 self._notice(problem, "error")
