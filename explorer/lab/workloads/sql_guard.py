@@ -153,7 +153,8 @@ async def outside_write(conn: asyncpg.Connection, statement: str, schemas: set[s
     word = first_word(statement)
     if word in TRANSACTION_CONTROL:
         return None
-    into = INTO.search(_plain(statement))  # SELECT … INTO makes a table: no ModifyTable node
+    # SELECT … INTO makes a table: its plan has no ModifyTable node to look at.
+    into = INTO.search(_plain(statement)) if word in ("select", "with") else None
     if into and into.group(1).lower() in schemas:
         return f"an object in schema {into.group(1)}"
     if word in PLANNABLE:

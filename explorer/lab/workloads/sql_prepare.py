@@ -63,7 +63,7 @@ async def _text_codecs(conn: asyncpg.Connection, stmt: Any) -> None:
         kind = attr.type
         if kind.kind == "array":
             base = await conn.fetchrow(
-                "SELECT e.typname, n.nspname, e.typtype FROM pg_type a "
+                "SELECT e.typname, n.nspname, e.typtype::text AS typtype FROM pg_type a "
                 "JOIN pg_type e ON e.oid = a.typelem JOIN pg_namespace n ON n.oid = e.typnamespace "
                 "WHERE a.oid = $1",
                 kind.oid,

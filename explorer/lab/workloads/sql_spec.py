@@ -12,7 +12,7 @@ import math
 import re
 from typing import Annotated, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from explorer.lab.workloads.base import Params
 
@@ -22,9 +22,10 @@ Identifier = Annotated[str, Field(pattern=r"^[a-z_][a-z0-9_]{0,50}$")]
 PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 REFERENCE = re.compile(r"^\s*([a-z_][a-z0-9_]*)\s*\(([^()]+)\)\s*$")
 SOURCE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_$]*\.[A-Za-z_][A-Za-z0-9_$]*$")
-PGBENCH_META = re.compile(r"(?<!\\)\\([A-Za-z_]+)")
-"""A backslash command anywhere (pgbench sees one mid-line too); inside a string it is a false
-alarm on the safe side, as telling strings apart here could be fooled (E'\\'' …)."""
+PGBENCH_META = re.compile(r"\\+([A-Za-z_]+)")
+"""A backslash command anywhere, after any number of backslashes (pgbench sees one mid-line
+too); inside a string it is a false alarm on the safe side, as telling strings apart here
+could be fooled (E'\\'' …)."""
 PGBENCH_HARMLESS = (
     "set",
     "sleep",
@@ -162,6 +163,17 @@ class PhaseSpec(_Spec):
         """sql, copy or pgbench."""
         return "sql" if self.sql is not None else "copy" if self.copy_ is not None else "pgbench"
 
+    @field_validator("pgbench")
+    @classmethod
+    def _no_programs(cls, script: str | None) -> str | None:
+        bad = sorted(set(refused_meta_commands(script or "")))
+        if bad:
+            raise ValueError(
+                f"pgbench meta-command \\{bad[0]} is not allowed (\\shell and \\setshell run "
+                "programs); a profile may use only " + ", ".join(f"\\{m}" for m in PGBENCH_HARMLESS)
+            )
+        return script
+
     @model_validator(mode="after")
     def _one_kind(self) -> PhaseSpec:
         given = [k for k in ("sql", "copy_", "pgbench") if getattr(self, k) is not None]
@@ -173,12 +185,6 @@ class PhaseSpec(_Spec):
             raise ValueError("clients, duration and transactions are for pgbench phases only")
         if self.commit_apart and self.sql is None:
             raise ValueError("commit_apart is for sql phases only")
-        bad = sorted(set(refused_meta_commands(self.pgbench or "")))
-        if bad:
-            raise ValueError(
-                f"pgbench meta-command \\{bad[0]} is not allowed (\\shell and \\setshell run "
-                "programs); a profile may use only " + ", ".join(f"\\{m}" for m in PGBENCH_HARMLESS)
-            )
         return self
 
 
