@@ -11,6 +11,7 @@ program would have written. The user's look-alike schemas (`pgwx_lab`, `pgwx_lab
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import tempfile
@@ -398,7 +399,7 @@ async def test_without_createrole_own_sql_is_refused_unless_trusted(bait: Bait, 
         assert "--trust-sql" in (record.reason or "")
         assert await world(bait) == before
         events: list[Any] = []
-        options.trust_sql = True
+        options = dataclasses.replace(options, trust_sql=True)
         record = await Runner(plain, profile, store, options).run(events.append)
         assert record.status == "finished", record.reason
         assert any(isinstance(e, Notice) and "--trust-sql" in e.message for e in events)

@@ -30,11 +30,13 @@ from explorer.lab.workloads.sql import SqlWorkload, one_line
 from explorer.lab.workloads.sql_guard import (
     PLANNABLE,
     TRANSACTION_CONTROL,
+    OutsideFence,
     Unplannable,
     first_word,
     forbidden,
     not_allowed,
     other_schemas,
+    outside_fence,
     outside_write,
     refusal,
 )
@@ -232,6 +234,8 @@ async def _statement_problem(conn: asyncpg.Connection, statement: str, schemas: 
         return why
     try:
         written = await outside_write(conn, statement, schemas)
+    except OutsideFence as exc:
+        return outside_fence("this statement", str(exc))
     except Unplannable:
         return ""  # it parsed; what it touches is for the fence to decide when it runs
     return refusal("this statement", written) if written else ""
