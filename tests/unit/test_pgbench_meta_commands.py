@@ -12,9 +12,9 @@ from explorer.lab.workloads.sql_spec import refused_meta_commands
 
 PROFILE = """title = "bench"
 workload = "sql"
-[[params.tables]]
-name = "t"
-columns = "a int"
+variants = [{{ name = "a" }}]
+[params]
+tables = [{{ name = "t", columns = "a int" }}]
 [[params.phases]]
 name = "bench"
 transactions = 1
@@ -23,8 +23,6 @@ pgbench = '''
 {line}
 INSERT INTO {{t}} VALUES (:n);
 '''
-[[variants]]
-name = "a"
 """
 
 
