@@ -11,6 +11,7 @@ program would have written. The user's look-alike schemas (`pgwx_lab`, `pgwx_lab
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import shutil
@@ -380,17 +381,29 @@ async def test_look_alike_schemas_survive_recovery_and_one_that_blocks_a_run_is_
     assert await world(bait) == before
 
 
-async def test_without_createrole_own_sql_is_refused_unless_trusted(bait: Bait, store: Any) -> None:
-    target = bait.target
+@contextlib.asynccontextmanager
+async def plain_user(target: Target) -> AsyncIterator[Target]:
+    """The server as a user that may create schemas but not roles (no CREATEROLE)."""
     await admin_sql(
         target,
         "DROP ROLE IF EXISTS pgwx_t_plain",
         "CREATE ROLE pgwx_t_plain LOGIN",
         "GRANT CREATE ON DATABASE postgres TO pgwx_t_plain",
     )
-    plain = Target(bundled=target.bundled, overrides={"user": "pgwx_t_plain"})
-    profile = attempt_profile("plain", {"sql": "INSERT INTO {t} VALUES (1)"}, bait)
     try:
+        yield Target(bundled=target.bundled, overrides={"user": "pgwx_t_plain"})
+    finally:
+        await admin_sql(
+            target,
+            "REVOKE CREATE ON DATABASE postgres FROM pgwx_t_plain",
+            "DROP OWNED BY pgwx_t_plain CASCADE",
+            "DROP ROLE pgwx_t_plain",
+        )
+
+
+async def test_without_createrole_own_sql_is_refused_unless_trusted(bait: Bait, store: Any) -> None:
+    profile = attempt_profile("plain", {"sql": "INSERT INTO {t} VALUES (1)"}, bait)
+    async with plain_user(bait.target) as plain:
         before = await world(bait)
         options = RunOptions(sample=False, settle_seconds=0, warmup=0)
         record = await Runner(plain, profile, store, options).run()
@@ -403,13 +416,6 @@ async def test_without_createrole_own_sql_is_refused_unless_trusted(bait: Bait, 
         record = await Runner(plain, profile, store, options).run(events.append)
         assert record.status == "finished", record.reason
         assert any(isinstance(e, Notice) and "--trust-sql" in e.message for e in events)
-    finally:
-        await admin_sql(
-            target,
-            "REVOKE CREATE ON DATABASE postgres FROM pgwx_t_plain",
-            "DROP OWNED BY pgwx_t_plain CASCADE",
-            "DROP ROLE pgwx_t_plain",
-        )
 
 
 def test_a_profile_picked_up_by_name_from_the_working_directory_is_announced(
@@ -475,3 +481,22 @@ name = "a"
     assert report.problems, f"check said {name} is fine"
     assert all(f"field params.phases[0].{kind}:" in p for p in report.problems)
     assert await world(bait) == before
+
+
+async def test_a_statement_explain_cannot_plan_is_never_taken_as_fine(
+    bait: Bait, store: Any, run_profile: RunProfile
+) -> None:
+    """It uses a table setup creates: fenced, the server decides; unfenced, it is refused."""
+    attempt = {"setup": "CREATE TEMP TABLE later (a int)", "sql": "INSERT INTO later VALUES (1)"}
+    profile = attempt_profile("later", attempt, bait)
+    record, _ = await run_profile(bait.target, profile, check_clean=False)
+    assert record.status == "finished", record.reason  # inside the fence: it just runs
+    async with plain_user(bait.target) as plain:
+        options = RunOptions(sample=False, settle_seconds=0, warmup=0, trust_sql=True)
+        record = await Runner(plain, profile, store, options).run()
+    trial = record.trials[0]
+    assert trial.status == "failed" and not trial.phases
+    assert (trial.reason or "").startswith(
+        'params.phases[0].sql cannot be checked before it runs (relation "later" does not '
+        "exist), and with --trust-sql nothing else would stop it"
+    ), trial.reason
