@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import platform
 import sys
 import time
 from collections.abc import Callable
@@ -36,6 +37,7 @@ from explorer.models import (
     SampleTaken,
     TrialEnded,
 )
+from explorer.server import installs
 from explorer.server.capabilities import probe
 from explorer.server.connect import LIBPQ_ENV, Target
 from explorer.server.embedded import LocalServer
@@ -45,7 +47,7 @@ __all__ = ["LIBPQ_ENV", "build_parser", "main"]
 
 
 def _server_args(p: argparse.ArgumentParser, *, sub: bool = False) -> None:
-    """--dsn, --data-dir, --keep-server: accepted before the command and after it.
+    """--dsn, --data-dir, --pg, --pg-bin, --keep-server: before the command and after it.
 
     In a subcommand they default to SUPPRESS, so one given before the command (`pgwx --dsn
     URL run …`) is not overwritten by the subcommand's empty default.
@@ -57,13 +59,74 @@ def _server_args(p: argparse.ArgumentParser, *, sub: bool = False) -> None:
         "without it and without PGHOST/PGSERVICE…, pgwx starts its bundled PG 18",
         **given,
     )
-    p.add_argument("--data-dir", type=Path, help="cluster directory of the bundled server", **given)
+    p.add_argument(
+        "--data-dir", type=Path, help="cluster directory of the server pgwx owns", **given
+    )
+    _pg_args(p, given)
     p.add_argument(
         "--keep-server",
         action="store_true",
         help="leave the bundled server running when pgwx exits",
         **given,
     )
+
+
+def _pg_args(p: argparse.ArgumentParser, given: dict[str, Any]) -> None:
+    """--pg N and --pg-bin DIR: which installed PostgreSQL pgwx owns a cluster of."""
+    p.add_argument(
+        "--pg",
+        type=int,
+        metavar="N",
+        help="own a cluster of the installed PostgreSQL N (`pgwx server list`); default: "
+        "the bundled 18",
+        **given,
+    )
+    p.add_argument(
+        "--pg-bin",
+        type=Path,
+        metavar="DIR",
+        help="own a cluster made with the PostgreSQL programs in DIR (`pg_config --bindir`)",
+        **given,
+    )
+
+
+def owned_bindir(args: argparse.Namespace) -> Path | None:
+    """The programs --pg/--pg-bin pick (None: the bundled 18), or one sentence why not."""
+    pg, pg_bin = getattr(args, "pg", None), getattr(args, "pg_bin", None)
+    if (pg is not None or pg_bin is not None) and getattr(args, "dsn", None):
+        raise UsageError(
+            "--dsn names your server and --pg/--pg-bin start one pgwx owns; give one of them."
+        )
+    install = installs.choose(pg, pg_bin)
+    return None if install is None else install.bindir
+
+
+def resolve_session(
+    args: argparse.Namespace, store: ResultStore, say: Callable[[str], None]
+) -> Session:
+    """The session the server options name (--dsn, --pg, --pg-bin, --data-dir, --keep-server)."""
+    return Session.resolve(
+        store,
+        dsn=args.dsn,
+        data_dir=args.data_dir,
+        keep_server=args.keep_server,
+        say=say,
+        bindir=owned_bindir(args),
+    )
+
+
+class _VersionAction(argparse.Action):
+    """`pgwx --version`: pgwx, Python and the bundled PostgreSQL (found only when asked)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *_args: Any, **_kw: Any) -> None:
+        from explorer.lab.measure.environment import pgwx_version
+
+        try:
+            bundled = f"bundled PostgreSQL {installs.bundled().version}"
+        except PgwxError:
+            bundled = "bundled PostgreSQL unavailable"
+        print(f"pgwx {pgwx_version()} (Python {platform.python_version()}, {bundled})")
+        parser.exit()
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -74,6 +137,12 @@ def build_parser() -> argparse.ArgumentParser:
         "With no command, opens the interactive app.",
     )
     _server_args(parser)
+    parser.add_argument(
+        "--version",
+        action=_VersionAction,
+        nargs=0,
+        help="print pgwx's, Python's and the bundled PostgreSQL's versions",
+    )
     parser.add_argument(
         "--allow-risky",
         action="store_true",
@@ -214,9 +283,14 @@ def build_parser() -> argparse.ArgumentParser:
     hst.add_argument("--variant", help="only this variant (default every one but the baseline)")
     hst.add_argument("--phase", help="only this phase (default the total)")
     hst.add_argument("--format", choices=["md", "json"], default="md")
-    srv = sub.add_parser("server", help="start, stop or show the bundled server")
-    srv.add_argument("action", choices=["start", "stop", "status"])
+    srv = sub.add_parser(
+        "server",
+        help="start, stop or show the server pgwx owns (--pg N for another installed "
+        "PostgreSQL); `list` shows the installed ones",
+    )
+    srv.add_argument("action", choices=["start", "stop", "status", "list"])
     srv.add_argument("--data-dir", type=Path, default=argparse.SUPPRESS)
+    _pg_args(srv, {"default": argparse.SUPPRESS})
     return parser
 
 
@@ -295,13 +369,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     signals = TerminatingSignals()
     signals.install()
     try:
-        session = Session.resolve(
-            store,
-            dsn=args.dsn,
-            data_dir=args.data_dir,
-            keep_server=args.keep_server,
-            say=say._print,
-        )
+        session = resolve_session(args, store, say._print)
 
         async def open_and_run(session: Session) -> Any:
             nonlocal runner
@@ -511,9 +579,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     if report.ok:
         say = lambda m: print(m, file=sys.stderr)  # noqa: E731
         store = ResultStore()
-        session = Session.resolve(
-            store, dsn=args.dsn, data_dir=args.data_dir, keep_server=args.keep_server, say=say
-        )
+        session = resolve_session(args, store, say)
         try:
             asyncio.run(check_on_server(session.target, path, report))
         finally:
@@ -556,9 +622,7 @@ def cmd_restore(args: argparse.Namespace) -> int:
     """`pgwx restore`: put back what an interrupted run left changed, and nothing else."""
     say = lambda m: print(m, file=sys.stderr)  # noqa: E731
     store = ResultStore()
-    session = Session.resolve(
-        store, dsn=args.dsn, data_dir=args.data_dir, keep_server=args.keep_server, say=say
-    )
+    session = resolve_session(args, store, say)
     target = session.target
     try:
         restored = asyncio.run(_restore(target, lambda m: print(f"pgwx: {m}", file=sys.stderr)))
@@ -613,7 +677,10 @@ def cmd_history(args: argparse.Namespace) -> int:
 
 
 def cmd_server(args: argparse.Namespace) -> int:
-    server = LocalServer(args.data_dir)
+    """`pgwx server start|stop|status|list`: the server pgwx owns, or what is installed."""
+    if args.action == "list":
+        return _list_installs()
+    server = LocalServer(args.data_dir, owned_bindir(args))
     if args.action == "start":
         server.start()
         _put_back(Target(bundled=server))
@@ -628,6 +695,22 @@ def cmd_server(args: argparse.Namespace) -> int:
             f"{server.label()}: {'running' if server.is_running() else 'stopped'} "
             f"({server.data_dir})"
         )
+    return 0
+
+
+def _list_installs() -> int:
+    """`pgwx server list`: each installed PostgreSQL, what it supports, its data directory."""
+    found = installs.discover()
+    print("PostgreSQL installed on this machine (pgwx owns a cluster of any of them):")
+    for install in found:
+        print()
+        print("\n".join(install.describe()))
+        data_dir = paths.cluster_data_dir(install.major)  # only looked at: no LocalServer
+        made = "made" if (data_dir / "PG_VERSION").exists() else "made on first use"
+        print(f"  data dir    {data_dir} ({made})")
+    lz4 = installs.lz4_elsewhere()
+    if lz4 is None:
+        print("\nNone of them is built with lz4; install one that is (Debian: postgresql-15).")
     return 0
 
 
@@ -660,6 +743,7 @@ def main(argv: list[str] | None = None) -> int:
             return run_app(
                 dsn=args.dsn,
                 data_dir=args.data_dir,
+                bindir=owned_bindir(args),
                 keep_server=args.keep_server,
                 allow_risky=args.allow_risky,
                 ascii=ascii_arg(args),
