@@ -167,6 +167,12 @@ def _run_args(p: argparse.ArgumentParser) -> None:
         help=f"run even when one trial is estimated over {MAX_ROWS:,} rows or "
         f"{human_bytes(MAX_BYTES)}",
     )
+    p.add_argument(
+        "--trust-sql",
+        action="store_true",
+        help="where pgwx cannot create the role that fences a profile's own SQL (no "
+        "CREATEROLE), run that SQL unfenced as your own user",
+    )
     p.add_argument("--no-sample", action="store_true", help="do not run the stats sampler")
     p.add_argument("--settle", type=float, help="seconds to pause after each CHECKPOINT")
 
@@ -376,6 +382,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         allow_large=args.allow_large,
         allow_risky=args.allow_risky,
         sample=not args.no_sample,
+        trust_sql=args.trust_sql,
     )
     say = Progress()
     if request.estimate.large:
@@ -597,7 +604,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     from explorer.lab.profiles.catalog import find_profile
     from explorer.lab.profiles.check import check_file, check_on_server
 
-    path = find_profile(args.profile)
+    path = find_profile(args.profile, lambda m: print(f"pgwx: {m}", file=sys.stderr))
     report = check_file(path)
     if report.ok:
         say = lambda m: print(m, file=sys.stderr)  # noqa: E731

@@ -30,6 +30,7 @@ from explorer.lab.measure.environment import capture as capture_environment
 from explorer.lab.measure.probe import PhaseProbe
 from explorer.lab.measure.sampler import Sampler, SamplerNotice, TrialSampler
 from explorer.lab.profiles.availability import unavailable_reason
+from explorer.lab.run.fence import Fence, FenceUnavailable, build_fence, tear_down
 from explorer.lab.run.guard import (
     drop_schema,
     lost_connection,
@@ -43,10 +44,16 @@ from explorer.lab.run.owner import RunOwner
 from explorer.lab.run.request import RunOptions, select_variants
 from explorer.lab.run.scratch import scratch_dir
 from explorer.lab.run.settings import Journal, ServerSettings, settings_in_force
-from explorer.lab.scope import run_scope, schema, work_prefix
+from explorer.lab.scope import (
+    create_marked_schema,
+    foreign_schema,
+    run_scope,
+    schema,
+    work_prefix,
+)
 from explorer.lab.store.results import ResultStore, new_run_id
 from explorer.lab.workloads import build_workload
-from explorer.lab.workloads.base import TrialContext, Workload, session_settings
+from explorer.lab.workloads.base import TrialContext, Workload, WorkloadError, session_settings
 from explorer.models import (
     Capabilities,
     Environment,
@@ -59,6 +66,7 @@ from explorer.models import (
     RunStatus,
     SampleTaken,
     ServerInfo,
+    TableKind,
     TrialEnded,
     TrialResult,
     TrialStarted,
@@ -93,6 +101,8 @@ class RunScope:
     """The statistics sampler, None when sampling is off."""
     owner: RunOwner | None = None
     """The session holding the run's advisory locks (settings lock only if it changes any)."""
+    fence: Fence | None = None
+    """The roles the profile's own SQL runs as (sql workload); None for pgwx's own loads."""
 
 
 def interleave(variants: list[Variant], repeats: int) -> list[tuple[Variant, int]]:
@@ -171,6 +181,7 @@ class Runner:
         self._load = MachineLoad()
         self._lost = False
         self._auto_conf: str | None = None
+        self._made_schema = False
 
     # ------------------------------------------------------------------ plumbing
     def clock(self) -> float:
@@ -352,9 +363,12 @@ class Runner:
         reason: str | None = None
         trials: list[TrialResult] = []
         try:
-            await self._admin(f"CREATE SCHEMA IF NOT EXISTS {schema()}")
+            await self._make_schema()
+            if workload.runs_user_sql:
+                scope.fence = await self._fence(plan)
             self._notice(f"preparing {workload.kind} data")
-            await workload.prepare(self.target, caps, scope.workdir)
+            reader = scope.fence.read if scope.fence is not None else self.target
+            await workload.prepare(reader, caps, scope.workdir)
             if scope.sampler is not None:
                 sampler_task = asyncio.create_task(scope.sampler.run(self._on_sample))
             skipped_once: set[str] = set()
@@ -423,6 +437,33 @@ class Runner:
             )
             self._emit(RunEnded(at=self.clock(), run_id=self.run_id, status=status, reason=reason))
         return self.store.load(self.run_id)
+
+    async def _make_schema(self) -> None:
+        """Create the run's schema with pgwx's marker; a same-named schema is someone else's."""
+        conn = await self.target.connect("admin")
+        try:
+            await create_marked_schema(conn, self.run_id)
+        except asyncpg.DuplicateSchemaError:
+            raise WorkloadError(foreign_schema(schema())) from None
+        finally:
+            await conn.close()
+        self._made_schema = True
+
+    async def _fence(self, plan: list[tuple[Variant, int]]) -> Fence | None:
+        """The roles the profile's SQL runs as; None (said in the progress) with --trust-sql."""
+        temporary = any(v.knobs.table_kind is TableKind.TEMPORARY for v, _ in plan)
+        try:
+            fence = await build_fence(self.target, self.run_id, schema(), temporary=temporary)
+        except FenceUnavailable as exc:
+            if not self.options.trust_sql:
+                raise
+            self._notice(
+                f"--trust-sql: the profile's SQL runs unfenced, as pgwx's own user ({exc})",
+                "warning",
+            )
+            return None
+        self._notice(f"the profile's SQL runs as {fence.roles[0]}, fenced to schema {schema()}")
+        return fence
 
     async def _environment(self, caps: Capabilities) -> Environment | None:
         """Versions, settings and CPU at the start; None (and a warning) if unreadable."""
@@ -520,7 +561,8 @@ class Runner:
                 window_open = True
 
         ctx = TrialContext(
-            target=self.target,
+            target=scope.fence.work if scope.fence is not None else self.target,
+            fenced=scope.fence is not None,
             caps=caps,
             knobs=variant.knobs,
             variant=variant.name,
@@ -586,6 +628,8 @@ class Runner:
 
     async def _drop_schema(self) -> None:
         """Drop this run's schema without waiting forever on someone else's lock (say whose)."""
+        if not self._made_schema:
+            return  # a schema of this name that pgwx did not make is not pgwx's to drop
         conn = await self.target.connect("admin")
         try:
             blocked = await drop_schema(conn, schema())
@@ -593,6 +637,14 @@ class Runner:
             await conn.close()
         if blocked:
             self._notice(blocked, "error")
+
+    async def _drop_fence(self, scope: RunScope) -> None:
+        """Drop the run's roles (after its schema), saying what could not go."""
+        # Also when building the fence was cut short: only roles marked as this run's go.
+        if scope.fence is not None or (scope.workload.runs_user_sql and self._made_schema):
+            problem = await tear_down(self.target, self.run_id)
+            if problem:
+                self._notice(problem, "error")
 
     async def _server_back(self) -> None:
         """After a trial lost the server: wait until it answers, then go on with the next."""
@@ -631,6 +683,7 @@ class Runner:
         steps: list[tuple[str, Coroutine[Any, Any, object]]] = [
             ("clean up the workload", scope.workload.cleanup(self.target)),
             (f"drop schema {schema()}", self._drop_schema()),
+            ("drop the fenced roles", self._drop_fence(scope)),
         ]
         if owner is None or owner.settings:
             steps.insert(0, ("restore server settings", self._put_back(scope)))
