@@ -207,7 +207,7 @@ class Profile(BaseModel):
     """Rounds run first and kept in the store, but left out of the statistics."""
     threshold: float = 0.03
     """Relative change below which a difference counts as noise (0.03 or "3%")."""
-    baseline: str | None = None
+    baseline: Text | None = None
     """Variant the ratios are taken against; the first one when unset."""
     settle_seconds: float = Field(default=1.0, ge=0, le=60)
     """Pause after CHECKPOINT before each trial."""

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any
 
-from pydantic import AfterValidator
+from pydantic import BeforeValidator
 
 CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 """C0 controls but newline and tab, DEL, C1 controls (CSI, OSC… in their 8-bit form), and the
@@ -47,8 +47,14 @@ def printable_data(value: Any) -> Any:
     return value
 
 
-Text = Annotated[str, AfterValidator(printable)]
-"""A string field that came from outside (a profile, a recording, a server): kept printable."""
+def _printable_field(value: Any) -> Any:
+    return printable(value) if isinstance(value, str) else value
+
+
+Text = Annotated[str, BeforeValidator(_printable_field)]
+"""A string field that came from outside (a profile, a recording, a server): kept printable.
+Escaped before the field's own limits are checked, so what is stored is what was checked
+(a name of 40 ESCs is too long, not 160 characters in the store that no longer load)."""
 
 
 class TextOnly:

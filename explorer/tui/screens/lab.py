@@ -38,6 +38,7 @@ from explorer.models import (
     Variant,
 )
 from explorer.server.connect import Target
+from explorer.text import printable
 from explorer.tui.screens.help import HelpScreen
 from explorer.tui.screens.runs import RunController, variant_name
 from explorer.tui.widgets.activity import ActivityPane
@@ -305,7 +306,8 @@ class LabScreen(Screen[None]):
         mark, style = LEVEL_MARK.get(level, "·"), LEVEL_STYLE.get(level, "")
         line = Text()
         line.append(f"{at:7.1f}s " if at is not None else "         ", style="dim")
-        line.append(f"{mark} {message}", style=style)
+        # exceptions and servers' messages are text too, like the names the models hold
+        line.append(f"{mark} {printable(message)}", style=style)
         # A run's routine lines wait for the next refresh tick (one scroll of the log for
         # several lines); anything else, and anything louder, shows at once.
         defer = at is not None and level == "info" and self.view.running
