@@ -4,7 +4,7 @@ A variant name, a note, a run id or a server's message comes from a profile, a r
 store or a server; written raw, an ESC sequence in it could set the terminal's title, clear
 the screen or hide what follows. `printable` spells every such character as a visible escape
 (ESC becomes the four characters `\\x1b`), so the name reads as what it is and changes
-nothing. Newline and tab stay (notes and reasons may span lines; each output decides how to
+nothing. Newline, CR LF and tab stay (notes and reasons may span lines; each output decides how to
 lay them out). Every front end and export goes through this module: the models apply it to
 the names and messages they hold, the command line to everything it prints, the exports to
 every cell.
@@ -17,9 +17,12 @@ from typing import Annotated, Any
 
 from pydantic import BeforeValidator
 
-CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+CONTROL = re.compile(
+    "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]|\r(?!\n)"
+)
 """C0 controls but newline and tab, DEL, C1 controls (CSI, OSC… in their 8-bit form), and the
-line separators and bidirectional overrides that reorder or break what a reader sees."""
+line separators and bidirectional overrides that reorder or break what a reader sees. A CR
+is one only when alone: CR LF ends a line (a CSV's rows) and overwrites nothing."""
 
 
 def _escape(match: re.Match[str]) -> str:

@@ -96,9 +96,7 @@ def _check(key: str, what: str, n: int) -> None:
 def _parse_keywords(text: str) -> dict[str, str]:
     """keyword = value pairs; values quoted with '…', \\ escapes the next character."""
     if _OTHER_URI.match(text):
-        raise ValueError(
-            "it looks like a URL but does not start with postgresql:// or postgres://"
-        )
+        raise ValueError("it looks like a URL but does not start with postgresql:// or postgres://")
     params: dict[str, str] = {}
     i, n = 0, len(text)
     words = 0
