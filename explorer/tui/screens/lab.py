@@ -8,6 +8,7 @@ breakpoint classes Textual sets on the screen.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -23,6 +24,7 @@ from textual.widget import Widget
 from textual.widgets import DataTable, Footer, Tab, Tabs
 
 from explorer.analysis.report import to_markdown
+from explorer.files import SHARED, FileRefused, private_dir, write_new
 from explorer.lab.store.replay import speed_label
 from explorer.lab.store.results import write_private
 from explorer.lab.view.runstate import RunView
@@ -763,18 +765,24 @@ class LabScreen(Screen[None]):
             self.note("nothing to export yet: no trial has finished")
             return
         folder = Path(self.pgwx.store.path).parent / "exports"
-        path = write_private(folder / f"{record.id}.md", to_markdown(record))
+        try:
+            path = write_private(folder / f"{record.id}.md", to_markdown(record))
+        except (OSError, FileRefused) as exc:  # a link put where the table goes, a full disk
+            self.note(f"table not written: {exc}", "warning")
+            return
         self.note(f"table written to {path}")
 
     def action_screenshot(self) -> None:
         """Save an SVG of the screen next to the results store, and say where."""
-        folder = Path(self.pgwx.store.path).parent / "screenshots"
-        folder.mkdir(parents=True, exist_ok=True)
+        folder = private_dir(Path(self.pgwx.store.path).parent / "screenshots")
         # The next free number: a new session never overwrites an earlier session's shots.
         stem = f"pgwx-{self.view.run_id or 'idle'}"
         n = 1
-        while (folder / f"{stem}-{n}.svg").exists():
+        while os.path.lexists(folder / f"{stem}-{n}.svg"):
             n += 1
-        name = f"{stem}-{n}.svg"
-        path = self.app.save_screenshot(name, str(folder))
+        try:
+            path = write_new(folder / f"{stem}-{n}.svg", self.app.export_screenshot(), mode=SHARED)
+        except (OSError, FileRefused) as exc:
+            self.note(f"screenshot not saved: {exc}", "warning")
+            return
         self.note(f"screenshot saved to {path}")
