@@ -384,7 +384,10 @@ class ResultStore:
             if row is None:
                 raise StoreError("No runs yet; start one with `pgwx run PROFILE`.")
             return str(row[0])
-        rows = self.db.execute("SELECT id FROM runs WHERE id LIKE ? || '%'", (ref,)).fetchall()
+        # a plain prefix: % and _ in what was typed are characters, not LIKE's wildcards
+        rows = self.db.execute(
+            "SELECT id FROM runs WHERE substr(id, 1, length(?1)) = ?1", (ref,)
+        ).fetchall()
         if len(rows) != 1:
             what = "No run" if not rows else f"{len(rows)} runs"
             raise StoreError(f"{what} matches {ref!r}; `pgwx runs` lists them.")
