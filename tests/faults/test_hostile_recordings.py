@@ -40,14 +40,18 @@ def shipped() -> tuple[dict[str, Any], list[dict[str, Any]]]:
 
 DEEP = "@deep@"
 """Stands for JSON nested 100,000 deep (which json.dumps itself cannot write)."""
+DEEP_300 = "@deep-300@"
+"""Stands for JSON nested 300 deep: json.loads takes it, the store could not write it back."""
 
 
 def write(path: Path, head: dict[str, Any], events: list[dict[str, Any]]) -> Path:
     """A recording laid out as pgwx lays it out (so only the crafted value is wrong)."""
     write_recording({**head, "events": events}, path)
     text = gzip.decompress(path.read_bytes())
-    deep = b"[" * 100_000 + b"0" + b"]" * 100_000
-    path.write_bytes(gzip.compress(text.replace(json.dumps(DEEP).encode(), deep)))
+    for marker, levels in ((DEEP, 100_000), (DEEP_300, 300)):
+        deep = b"[" * levels + b"0" + b"]" * levels
+        text = text.replace(json.dumps(marker).encode(), deep)
+    path.write_bytes(gzip.compress(text))
     return path
 
 
@@ -155,6 +159,10 @@ def _deep(head: dict[str, Any], _events: list[dict[str, Any]]) -> None:
     head["environment"] = {"nested": DEEP}
 
 
+def _deep_params(head: dict[str, Any], _events: list[dict[str, Any]]) -> None:
+    head["run"]["profile"]["params"]["deep"] = DEEP_300  # was an internal error on import
+
+
 def _deep_event(_head: dict[str, Any], events: list[dict[str, Any]]) -> None:
     sample = next(e for e in events if e["kind"] == "sample")
     sample["sample"]["deep"] = DEEP
@@ -206,7 +214,8 @@ CRAFTED = {
     "time NaN": (_time(5, float("nan")), "event time"),
     "time negative": (_time(5, -1.0), "event time"),
     "out of order": (_out_of_order, "out of order"),
-    "deep nesting (head)": (_deep, "nested deeper"),
+    "deep nesting (head)": (_deep, "nested more than"),
+    "deep nesting (params, 300)": (_deep_params, "nested more than"),
     "deep nesting (event)": (_deep_event, "damaged content"),
     "version -1": (_set("version", -1), "format -1"),
     "version 1.5": (_set("version", 1.5), "format 1.5"),

@@ -51,6 +51,9 @@ MAX_EVENTS = 1_000_000
 """A day at ~11 events a second (a sample every quarter second, phases, trials)."""
 MAX_SECONDS = 7 * 86_400.0
 """The latest event time believed: a week after the run started."""
+MAX_DEPTH = 64
+"""Nesting of the first line's JSON (a recording's is about 10 deep); each event's line is held
+to the JSON parser's own ceiling of about 200 levels, which pgwx can store and show."""
 ORDER_SLACK = 5.0
 """Seconds an event may be stamped before the latest one before it: a notice from another
 task is stamped when it is made and told a little later; more is not a pgwx run's order."""
@@ -68,6 +71,20 @@ def invalid(path: Path, what: str) -> RecordingError:
         f"{path} is a pgwx recording with {what}; pgwx does not play or import it "
         "(export it again from the store it came from)."
     )
+
+
+def too_deep(value: object, limit: int = MAX_DEPTH) -> bool:
+    """`value` (parsed JSON) nests dicts and lists more than `limit` deep (walked without
+    recursion, so the walk itself has no depth limit to hit)."""
+    stack: list[tuple[object, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict | list):
+            if depth >= limit:
+                return True
+            children = item.values() if isinstance(item, dict) else item
+            stack.extend((child, depth + 1) for child in children)
+    return False
 
 
 def open_regular(path: Path) -> BinaryIO:

@@ -23,11 +23,13 @@ from typing import Any, overload
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from explorer.lab.store.bounds import (
+    MAX_DEPTH,
     CappedLines,
     Consistency,
     RecordingError,
     invalid,
     open_regular,
+    too_deep,
 )
 from explorer.lab.store.results import ResultStore, write_private
 from explorer.models import Event, PhaseStarted, RunRecord, SampleTaken
@@ -302,11 +304,15 @@ def _read(path: Path, lines: CappedLines, tape: bool) -> Recording:
 def _json(path: Path, text: bytes) -> Any:
     """JSON of a recording's text; one sentence when it is not JSON or nests too deep."""
     try:
-        return json.loads(text)
+        data = json.loads(text)
+        deep = too_deep(data)
     except (ValueError, UnicodeDecodeError):
         raise not_a_recording(path) from None
     except RecursionError:
-        raise invalid(path, "values nested deeper than any recording") from None
+        deep = True
+    if deep:
+        raise invalid(path, f"values nested more than {MAX_DEPTH} deep, unlike any recording")
+    return data
 
 
 def _whole(path: Path, text: bytes) -> Recording:
