@@ -4,7 +4,9 @@ A recording is gzip'd JSON, self-contained and versioned: the run as the store k
 profile as it ran, the server and the settings in force, every trial's results), the
 environment it ran in, and every event and sample with times rounded to the millisecond.
 Stored runs already hold no password; `redact_host` also hides host names and socket paths.
-Reading refuses a truncated, a foreign and a newer-format file with one sentence each.
+Reading refuses a truncated, a foreign and a newer-format file with one sentence each, and
+holds every file to the ceilings and checks of `explorer.lab.store.bounds` (a recording is
+made to be passed around: it is read as data an attacker could have written).
 """
 
 from __future__ import annotations
