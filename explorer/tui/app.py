@@ -6,11 +6,9 @@ and makes sure the bundled server it started is stopped however the app ends.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import gc
 import os
-import signal
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -21,6 +19,7 @@ from textual.screen import Screen
 
 from explorer.lab.profiles.catalog import ProfileError, list_profiles
 from explorer.lab.run.session import Session, uses_user_server
+from explorer.lab.run.signals import TerminatingSignals
 from explorer.lab.store.replay import ReplaySource
 from explorer.lab.store.results import ResultStore
 from explorer.models import Capabilities, Profile
@@ -28,10 +27,6 @@ from explorer.server.connect import Target
 from explorer.tui.commands import LabCommands
 from explorer.tui.glyphs import AsciiFilter, locale_wants_ascii, set_ascii
 from explorer.tui.screens.lab import LabScreen
-
-TERMINATING_SIGNALS = (signal.SIGHUP, signal.SIGTERM)
-"""Signals that end the app the careful way, as q does."""
-
 
 EXIT_GRACE = 5.0
 """Seconds the app gets to exit by itself after a signal's undo is done; with the terminal
@@ -105,15 +100,14 @@ class PgwxApp(App[int]):
         self.profiles = profiles
         self.signal_received: int | None = None
         """SIGHUP or SIGTERM, when one ended the app (the exit status is 128 + it)."""
+        self._signals = TerminatingSignals()
         self.put_back = threading.Event()
         """Set once quitting has undone the run and released the server."""
 
     def on_mount(self) -> None:
         """A dropped SSH session (SIGHUP) or a kill (SIGTERM) quits the way q does."""
-        loop = asyncio.get_running_loop()
-        for signo in TERMINATING_SIGNALS:
-            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-                loop.add_signal_handler(signo, self.on_terminating_signal, signo)
+        if self._signals.install():
+            self._signals.listen(self.on_terminating_signal)
         self.call_after_refresh(self.settle_memory)
 
     def settle_memory(self) -> None:
@@ -131,10 +125,7 @@ class PgwxApp(App[int]):
         """Give the signals back and the frozen objects to the collector (tests run many apps
         in one process)."""
         gc.unfreeze()
-        loop = asyncio.get_running_loop()
-        for signo in TERMINATING_SIGNALS:
-            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-                loop.remove_signal_handler(signo)
+        self._signals.uninstall()
 
     def on_terminating_signal(self, signo: int) -> None:
         """Cancel the run, put the server back, stop the server pgwx started, exit."""

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from explorer import cli as pgwx_cli
 from explorer import files
 from explorer.files import write_new
 from explorer.lab.store.replay import recordings_dir
+from explorer.server.failures import log_traceback
 from tests import test_bad_input
 
 cli = test_bad_input.cli
@@ -108,17 +108,17 @@ def test_the_log_is_private_and_never_followed(
 ) -> None:
     state = tmp_path / "state"
     monkeypatch.setenv("PGWX_STATE_DIR", str(state))
-    path = pgwx_cli._log_programming_error(RuntimeError("boom"))
+    path = log_traceback(RuntimeError("boom"))
     assert path == state / "pgwx.log"
     assert mode(state) == 0o700 and mode(path) == 0o600
     assert "boom" in path.read_text()
     path.chmod(0o644)  # as an older pgwx left it
-    pgwx_cli._log_programming_error(RuntimeError("again"))
+    log_traceback(RuntimeError("again"))
     assert mode(path) == 0o600 and "again" in path.read_text()
     path.unlink()
     target = victim(tmp_path)
     path.symlink_to(target)
-    assert pgwx_cli._log_programming_error(RuntimeError("through")) is None
+    assert log_traceback(RuntimeError("through")) is None
     assert target.read_text() == "precious\n"
 
 

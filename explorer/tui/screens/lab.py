@@ -9,7 +9,6 @@ breakpoint classes Textual sets on the screen.
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.text import Text
@@ -39,6 +38,7 @@ from explorer.models import (
     TrialStarted,
     Variant,
 )
+from explorer.paths import exports_dir, screenshots_dir
 from explorer.server.connect import Target
 from explorer.text import printable
 from explorer.tui.screens.help import HelpScreen
@@ -764,7 +764,7 @@ class LabScreen(Screen[None]):
         if record is None or not record.trials:
             self.note("nothing to export yet: no trial has finished")
             return
-        folder = Path(self.pgwx.store.path).parent / "exports"
+        folder = exports_dir(self.pgwx.store.files_dir)
         try:
             path = write_private(folder / f"{record.id}.md", to_markdown(record))
         except (OSError, FileRefused) as exc:  # a link put where the table goes, a full disk
@@ -774,7 +774,7 @@ class LabScreen(Screen[None]):
 
     def action_screenshot(self) -> None:
         """Save an SVG of the screen next to the results store, and say where."""
-        folder = private_dir(Path(self.pgwx.store.path).parent / "screenshots")
+        folder = private_dir(screenshots_dir(self.pgwx.store.files_dir))
         # The next free number: a new session never overwrites an earlier session's shots.
         stem = f"pgwx-{self.view.run_id or 'idle'}"
         n = 1

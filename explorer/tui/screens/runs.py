@@ -23,8 +23,7 @@ from textual.message import Message
 from textual.widget import Widget
 from textual.worker import Worker, WorkerCancelled, WorkerFailed, WorkerState
 
-from explorer.lab.run.limits import check_sizes
-from explorer.lab.run.runner import one_sentence
+from explorer.lab.run.request import RunRequest
 from explorer.lab.run.session import Session
 from explorer.lab.run.settings import JournalUnreadable
 from explorer.lab.store.replay import Player, ReplaySource
@@ -40,6 +39,7 @@ from explorer.models import (
     Variant,
 )
 from explorer.server.connect import Target
+from explorer.server.failures import failure_reason
 
 if TYPE_CHECKING:
     from explorer.tui.app import PgwxApp
@@ -290,21 +290,15 @@ class RunController(Widget):
         self, profile: Profile, scale: float, caps: Capabilities, *, single: bool
     ) -> None:
         """Run in the background; the runner undoes everything however it ends."""
-        from explorer.lab.run.runner import Runner, RunOptions
+        from explorer.lab.run.runner import Runner
 
         assert self.target is not None
         app = self.pgwx
-        check_sizes(profile, scale=scale)  # one sentence in the log, before any server work
-        options = RunOptions(
-            scale=scale, allow_risky=app.allow_risky, sample_interval=app.sample_interval
+        # One sentence in the log, before any server work, if the run may not be.
+        request = RunRequest.build(
+            profile, scale=scale, allow_risky=app.allow_risky, sample_interval=app.sample_interval
         )
-        runner = Runner(
-            self.target,
-            profile,
-            app.store,
-            options,
-            caps=caps,
-        )
+        runner = Runner(self.target, profile, app.store, request.options, caps=caps)
         self.runner, self._cancelling = runner, False
         self.view.profile, self.view.scale, self.view.accumulate = profile, scale, single
         await runner.run(self._emit)
@@ -411,13 +405,15 @@ class RunController(Widget):
     # ------------------------------------------------------------------ workers
     @on(Worker.StateChanged)
     def _worker_changed(self, event: Worker.StateChanged) -> None:
-        """The one place worker failures are reported: one sentence, no traceback."""
+        """The one place worker failures are reported: one sentence; a programming error's
+        traceback goes to the log, which the sentence names."""
         worker = event.worker
         if event.state == WorkerState.ERROR and worker.error is not None:
             what = WORKER_WHAT.get(worker.name, worker.name or "A background task")
-            self.say(f"{what} failed: {one_sentence(worker.error)}", "error")
+            why = failure_reason(worker.error)
+            self.say(f"{what} failed: {why}", "error")
             if worker.name in ("server", "probe"):
-                self.failed = one_sentence(worker.error)
+                self.failed = why
                 pending = isinstance(worker.error, JournalUnreadable)
                 self.post_message(self.ConnectFailed(self.failed, pending))
         if worker.group == "run" and worker.is_finished:
