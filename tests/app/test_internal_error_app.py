@@ -13,7 +13,7 @@ from explorer.lab.workloads.table_kind import TableKindWorkload
 from explorer.models import Variant
 from explorer.server.connect import Target
 from explorer.tui.app import PgwxApp
-from explorer.tui.screens.runs import RunController
+from explorer.tui.controller import RunController
 from tests.conftest import small_profile
 from tests.test_tui import connected, log_text, wait_for
 
