@@ -52,6 +52,7 @@ class Toast(StrEnum):
 
 SyncCommit = Literal["on", "off", "local", "remote_write", "remote_apply"]
 WalLevel = Literal["minimal", "replica", "logical"]
+IoMethod = Literal["sync", "worker", "io_uring"]
 
 
 class Knobs(BaseModel):
@@ -83,6 +84,9 @@ class Knobs(BaseModel):
     """Needs a restart: applied only on the bundled server."""
     track_io_timing: bool | None = None
     """Lets pg_stat_io report read/write/extend/fsync times."""
+    io_method: IoMethod | None = None
+    """PostgreSQL 18's asynchronous I/O method; needs a restart, so only on a server pgwx
+    owns; io_uring only where the build has it (--with-liburing)."""
 
     def server_settings(self) -> dict[str, str]:
         """The GUCs this variant sets, as PostgreSQL spells their values."""
@@ -115,6 +119,7 @@ SERVER_KNOBS = (
     "temp_buffers",
     "shared_buffers",
     "track_io_timing",
+    "io_method",
 )
 """Knobs that are server settings (GUCs) rather than DDL."""
 
@@ -275,6 +280,8 @@ class Capabilities(BaseModel):
     """From pg_control_system(); keys the undo journal."""
     gucs: dict[str, GucInfo] = {}
     """The settings pgwx may touch."""
+    io_methods: list[str] = []
+    """The io_method values this server's build accepts (empty before 18)."""
 
     @property
     def major(self) -> int:
@@ -517,6 +524,9 @@ class Environment(BaseModel):
     """pgwx's package version."""
     server_version: str
     """PostgreSQL's version string (SHOW server_version)."""
+    server_programs: str | None = None
+    """The installed PostgreSQL whose cluster pgwx owned for the run: its `postgres --version`
+    and program directory; None on a server pgwx does not own (or a run stored before)."""
     data_checksums: bool | None = None
     """Whether the cluster has data checksums (each write computes one)."""
     io_method: str | None = None
@@ -586,6 +596,8 @@ class TrialStarted(_Event):
     index: int
     """1-based position in the matrix."""
     total: int
+    plan: str | None = None
+    """Where the run stands, e.g. "round 7 of ≤ 30 · ~3 min left · 3 comparisons open"."""
 
 
 class PhaseStarted(_Event):

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from explorer import cli
+from explorer.lab.profiles.availability import lz4_hint
 from explorer.lab.profiles.catalog import (
     ProfileError,
     ProfileShadowed,
@@ -180,7 +181,7 @@ async def test_check_tells_what_each_variant_does_and_what_is_skipped(
         line = line_of(path.read_text(), 'knobs = { toast = "lz4" }')
         assert report.skipped == [
             f"{path}:{line}: variant lz4 will be skipped here: lz4 is not built into this "
-            "server (PostgreSQL was built without --with-lz4)."
+            f"server (PostgreSQL was built without --with-lz4){lz4_hint()}."
         ]
     else:
         assert (

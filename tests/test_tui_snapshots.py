@@ -10,10 +10,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from textual.pilot import Pilot
 
 from explorer.lab.store.replay import ReplaySource
 from explorer.lab.store.results import ResultStore
+from explorer.server import installs
 from explorer.tui.app import PgwxApp
 
 FIXTURE = Path(__file__).parent / "fixtures" / "durability.json"
@@ -24,6 +26,12 @@ MID_RUN = 165
 VERDICTS = Path(__file__).parent / "fixtures" / "quick-demo.json"
 """quick-demo recorded with a warm-up and five measured rounds (tests/fixtures/record.py
 --profile quick-demo --scale 0.3 --repeats 5 --variants ''): enough trials for intervals."""
+
+
+@pytest.fixture(autouse=True)
+def no_lz4_elsewhere(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same images whatever PostgreSQL this machine has (the lz4 reason names one)."""
+    monkeypatch.setattr(installs, "lz4_elsewhere", lambda: None)
 
 
 def replay_app(tmp_path: Path, upto: int | None = None, fixture: Path = FIXTURE) -> PgwxApp:

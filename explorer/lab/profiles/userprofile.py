@@ -19,7 +19,8 @@ TEMPLATE = """\
 title = "{name}: my load under different table kinds"
 description = "What I want to find out, and what to look for in the table."
 workload = "sql"
-repeats = 3                      # each variant this many times, interleaved A B C A B C
+repeats = "auto"                 # rounds (A B C, C B A, …) until every verdict is settled,
+                                 # 5 to 30 of them within a 10-minute budget; or a number
 baseline = "logged"              # ratios are taken against this variant
 
 [params]

@@ -73,10 +73,15 @@ async def recover(target: Target, caps: Capabilities, notify: Callable[[str], No
                     contexts = {n: g.context for n, g in caps.gucs.items()}
                     restored = await settings.restore(contexts)
                 finally:
-                    await conn.execute(
-                        "SELECT pg_advisory_unlock($1, $2)", LOCK_CLASS, SETTINGS_KEY
-                    )
+                    if not conn.is_closed():
+                        await conn.execute(
+                            "SELECT pg_advisory_unlock($1, $2)", LOCK_CLASS, SETTINGS_KEY
+                        )
                 notify("put back settings left by an interrupted pgwx: " + ", ".join(restored))
+                if conn.is_closed():
+                    # Putting back a restart-only setting (wal_level) restarted the owned
+                    # server, which closed this connection and released its lock with it.
+                    conn = await target.connect("admin")
             else:
                 holder = await settings_holder(conn)
                 notify(f"server settings stay as they are: another pgwx ({holder}) is running")
@@ -162,20 +167,26 @@ async def dead_schemas(conn: asyncpg.Connection) -> list[str]:
     return dead
 
 
-def resolve_target(dsn: str | None, data_dir: Path | None = None, say: Say = _quiet) -> Target:
-    """The user's server, or the bundled one, started now if it is not running (blocking).
+def resolve_target(
+    dsn: str | None, data_dir: Path | None = None, say: Say = _quiet, bindir: Path | None = None
+) -> Target:
+    """The user's server, or one pgwx owns, started now if it is not running (blocking).
 
     Args:
         dsn: The user's connection string; None to use the libpq environment or the bundled
             server.
-        data_dir: Cluster directory of the bundled server (None: the default one).
-        say: Told when the bundled server is being started.
+        data_dir: Cluster directory of the owned server (None: pgwx's one for its version).
+        say: Told when the owned server is being started.
+        bindir: Programs of the installation to own a cluster of (`--pg N`, `--pg-bin`);
+            None for the bundled 18 — unless a DSN or the libpq environment names a server.
     """
-    if uses_user_server(dsn):
+    if bindir is None and uses_user_server(dsn):
         return Target(dsn=dsn)
-    server = LocalServer(data_dir)
+    server = LocalServer(data_dir, bindir)
     if not server.is_running():
-        say(f"starting bundled PostgreSQL {server.version} in {server.data_dir} …")
+        say(f"starting {server.kind()} in {server.data_dir} …")
+    for missing in server.install.lacks() if server.install else []:
+        say(f"PostgreSQL {server.version} has no {missing}; everything else is measured")
     start_repairing(server, say)
     return Target(bundled=server)
 
@@ -236,9 +247,10 @@ class Session:
         data_dir: Path | None = None,
         keep_server: bool = False,
         say: Say = _quiet,
+        bindir: Path | None = None,
     ) -> Session:
-        """A session on the user's server or the bundled one (blocking: may start it)."""
-        return cls(resolve_target(dsn, data_dir, say), store, keep_server)
+        """A session on the user's server or one pgwx owns (blocking: may start it)."""
+        return cls(resolve_target(dsn, data_dir, say, bindir), store, keep_server)
 
     @property
     def bundled_here(self) -> LocalServer | None:

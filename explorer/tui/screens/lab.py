@@ -173,8 +173,10 @@ class LabScreen(Screen[None]):
         elif config.server.target is not None:
             self.controller.target_ready(config.server.target)
         else:
-            bundled = not config.server.user_server
-            header.label = "starting bundled PostgreSQL…" if bundled else "connecting…"
+            header.label = "connecting…"
+            if not config.server.user_server:
+                owned = "bundled PostgreSQL" if config.server.bindir is None else "PostgreSQL"
+                header.label = f"starting {owned}…"
             self.controller.start_server()
 
     def on_resize(self, event: events.Resize) -> None:
