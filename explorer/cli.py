@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import math
 import os
 import platform
 import sys
@@ -44,6 +45,7 @@ from explorer.server.capabilities import probe
 from explorer.server.connect import LIBPQ_ENV, Target
 from explorer.server.embedded import LocalServer
 from explorer.server.failures import log_traceback
+from explorer.text import TextOnly, printable
 
 __all__ = ["LIBPQ_ENV", "build_parser", "main"]
 
@@ -269,6 +271,9 @@ def build_parser() -> argparse.ArgumentParser:
     exp.add_argument("run", nargs="?", default="latest", help="run id, prefix, or 'latest'")
     exp.add_argument("--out", type=Path, required=True, help="the file to write (FILE.pgwx)")
     exp.add_argument(
+        "--force", action="store_true", help="replace FILE if it exists (never through a link)"
+    )
+    exp.add_argument(
         "--redact-host",
         action="store_true",
         help="also mask host names and socket paths (passwords are never stored)",
@@ -279,6 +284,9 @@ def build_parser() -> argparse.ArgumentParser:
     # Your own load (issue 10): write a starting profile, check one against a server.
     new = sub.add_parser("new", help="write a commented starting profile for your own load")
     new.add_argument("name", help="profile name; writes NAME.toml in the current directory")
+    new.add_argument(
+        "--force", action="store_true", help="replace NAME.toml if it exists (never a link)"
+    )
     chk = sub.add_parser("check", help="validate a profile against a server without running it")
     chk.add_argument("profile", help="a .toml path or a profile name")
     _server_args(chk, sub=True)
@@ -323,11 +331,15 @@ class Progress:
         self.phase = ""
         self._line = False
 
+    def _control(self, sequence: str) -> None:
+        """Write pgwx's own terminal control (clear the live line): past the text filter."""
+        getattr(self.out, "unfiltered", self.out).write(sequence)
+
     def _print(self, text: str) -> None:
         if self._line:
-            self.out.write("\r\033[K")
+            self._control("\r\033[K")
             self._line = False
-        print(text, file=self.out, flush=True)
+        print(printable(text), file=self.out, flush=True)
 
     def __call__(self, event: Event) -> None:
         if isinstance(event, PhaseStarted):
@@ -335,7 +347,8 @@ class Progress:
         elif isinstance(event, SampleTaken):
             rate = event.sample.get("wal_bytes_per_s")
             if self.live and rate is not None:
-                self.out.write(f"\r\033[K    {self.phase} … WAL {human_bytes(rate)}/s")
+                self._control("\r\033[K")
+                self.out.write(printable(f"    {self.phase} … WAL {human_bytes(rate)}/s"))
                 self.out.flush()
                 self._line = True
         else:
@@ -510,8 +523,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
 def cmd_replay(args: argparse.Namespace) -> int:
     from explorer.lab.store.replay import ReplaySource
 
-    if args.speed is not None and args.speed < 0:
-        raise UsageError("--speed must be 0 (as fast as possible) or more.")
+    if args.speed is not None and not 0 <= args.speed < math.inf:
+        raise UsageError("--speed must be a finite number, 0 (as fast as possible) or more.")
     store = ResultStore()
     ref = args.run
     if ref == "latest":
@@ -545,7 +558,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     finally:
         store.close()
     try:
-        path = write_recording(data, args.out)
+        path = write_recording(data, args.out, force=args.force)
     except OSError as exc:
         raise UsageError(f"Cannot write {args.out} ({exc.strerror or exc}).") from None
     size = human_bytes(path.stat().st_size)
@@ -594,7 +607,7 @@ def cmd_new(args: argparse.Namespace) -> int:
     """`pgwx new NAME`: a commented starting profile."""
     from explorer.lab.profiles.userprofile import write_new_profile
 
-    path = write_new_profile(args.name)
+    path = write_new_profile(args.name, force=args.force)
     print(f"wrote {path}; edit it, then `pgwx check {path.name}` and `pgwx run {path.name}`")
     return 0
 
@@ -745,7 +758,20 @@ def _list_installs() -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the `pgwx` command."""
+    """Entry point of the `pgwx` command.
+
+    Whatever a command prints goes through `printable`: names, notes and messages come from
+    profiles, recordings, the store and servers, and none may drive the terminal.
+    """
+    streams = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = TextOnly(sys.stdout), TextOnly(sys.stderr)
+    try:
+        return _main(argv)
+    finally:
+        sys.stdout, sys.stderr = streams
+
+
+def _main(argv: list[str] | None) -> int:
     args = build_parser().parse_args(argv)
     if args.results:
         # every store this process opens (run, runs, report, the app …) is this one

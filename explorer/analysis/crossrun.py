@@ -20,6 +20,7 @@ from explorer.analysis.family import judge_family
 from explorer.analysis.judge import samples, settled
 from explorer.analysis.verdict import Verdict, compare
 from explorer.models import RunRecord
+from explorer.text import printable
 
 
 @dataclass
@@ -191,7 +192,7 @@ def to_markdown(cross: CrossRuns) -> str:
         lines.append("Only in A (not compared): " + ", ".join(cross.only_a) + ".")
     if cross.only_b:
         lines.append("Only in B (not compared): " + ", ".join(cross.only_b) + ".")
-    return "\n".join(lines) + "\n"
+    return printable("\n".join(lines) + "\n")  # names from two runs, text only
 
 
 def to_json(cross: CrossRuns) -> str:

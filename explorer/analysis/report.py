@@ -21,6 +21,7 @@ from explorer.analysis.judge import TOTAL, Judgement, judge, measured, samples, 
 from explorer.analysis.mechanism import MechanismSummary
 from explorer.analysis.verdict import Verdict
 from explorer.models import RunRecord, TrialResult
+from explorer.text import printable
 
 
 @dataclass
@@ -173,15 +174,17 @@ CSV_DIGITS = 7
 
 
 def csv_cell(value: Any) -> Any:
-    """A text cell a spreadsheet reads as text: `'` before a leading = + - @ tab or CR.
+    """A text cell a spreadsheet reads as text: `'` before a leading = + - @ tab or CR,
+    control characters as visible escapes.
 
     Floats keep `CSV_DIGITS` significant digits (a number, never prefixed).
     """
     if isinstance(value, float):
         return f"{value:.{CSV_DIGITS}g}"
-    if isinstance(value, str) and value.startswith(CSV_FORMULA_START):
-        return "'" + value
-    return value
+    if not isinstance(value, str):
+        return value
+    value = printable(value)  # no control character from a name reaches a spreadsheet
+    return "'" + value if value.startswith(CSV_FORMULA_START) else value
 
 
 def footnotes(record: RunRecord, judged: Judgement) -> list[str]:
@@ -305,7 +308,7 @@ def to_markdown(record: RunRecord, threshold: float | None = None) -> str:
         lines.append(
             "Settings common to all variants: " + ", ".join(f"{k}={v}" for k, v in common.items())
         )
-    return "\n".join(lines) + "\n"
+    return printable("\n".join(lines) + "\n")  # names from a profile or a recording
 
 
 MECHANISM_LEGEND = (
