@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import math
 import os
 import platform
 import signal
@@ -19,6 +20,8 @@ from typing import Any
 
 from explorer import paths
 from explorer.analysis.report import FORMATS, render
+from explorer.analysis.selftest import self_test, self_test_profile
+from explorer.analysis.selftest import to_text as selftest_text
 from explorer.analysis.units import human_bytes
 from explorer.errors import PgwxError, UsageError
 from explorer.lab.profiles.catalog import ProfileError, ProfileShadowed, list_profiles, load_profile
@@ -44,8 +47,12 @@ from explorer.server.capabilities import probe
 from explorer.server.connect import LIBPQ_ENV, Target
 from explorer.server.embedded import LocalServer
 from explorer.server.failures import log_traceback
+from explorer.text import TextOnly, printable
 
 __all__ = ["LIBPQ_ENV", "build_parser", "main"]
+
+SELFTEST_REPEATS = 10
+"""Measured rounds of `pgwx selftest` unless --repeats says otherwise."""
 
 
 def _server_args(p: argparse.ArgumentParser, *, sub: bool = False) -> None:
@@ -131,6 +138,49 @@ class _VersionAction(argparse.Action):
         parser.exit()
 
 
+def _run_args(p: argparse.ArgumentParser) -> None:
+    """The options `pgwx run` and `pgwx selftest` share: server, size, repeats, threshold."""
+    _server_args(p, sub=True)
+    p.add_argument("--scale", type=float, default=1.0, help="multiply the profile's sizes")
+    p.add_argument(
+        "--repeats",
+        type=int,
+        help="a fixed number of measured trials per variant (default: the profile's, "
+        "usually auto: until every verdict is decided)",
+    )
+    p.add_argument(
+        "--warmup", type=int, help="warm-up rounds, run first and left out of the statistics"
+    )
+    p.add_argument(
+        "--budget",
+        help="with auto repeats: no new round after this much time (600, 90s, 10m, 1h)",
+    )
+    p.add_argument(
+        "--threshold",
+        help="noise threshold for faster/slower (5%% or 0.05; default the profile's, 3%%)",
+    )
+    p.add_argument(
+        "--allow-risky",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help="allow fsync/full_page_writes off on a server pgwx does not own",
+    )
+    p.add_argument(
+        "--allow-large",
+        action="store_true",
+        help=f"run even when one trial is estimated over {MAX_ROWS:,} rows or "
+        f"{human_bytes(MAX_BYTES)}",
+    )
+    p.add_argument(
+        "--trust-sql",
+        action="store_true",
+        help="where pgwx cannot create the role that fences a profile's own SQL (no "
+        "CREATEROLE), run that SQL unfenced as your own user",
+    )
+    p.add_argument("--no-sample", action="store_true", help="do not run the stats sampler")
+    p.add_argument("--settle", type=float, help="seconds to pause after each CHECKPOINT")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The whole command line, with help for every option."""
     parser = argparse.ArgumentParser(
@@ -170,25 +220,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = sub.add_parser("run", help="run a profile's matrix headless and print the table")
     run.add_argument("profile", help="a profile name (see `pgwx profiles`) or a .toml path")
-    _server_args(run, sub=True)
-    run.add_argument("--scale", type=float, default=1.0, help="multiply the profile's sizes")
-    run.add_argument(
-        "--repeats",
-        type=int,
-        help="a fixed number of measured trials per variant (default: the profile's, "
-        "usually auto: until every verdict is decided)",
-    )
-    run.add_argument(
-        "--warmup", type=int, help="warm-up rounds, run first and left out of the statistics"
-    )
-    run.add_argument(
-        "--budget",
-        help="with auto repeats: no new round after this much time (600, 90s, 10m, 1h)",
-    )
-    run.add_argument(
-        "--threshold",
-        help="noise threshold for faster/slower (5%% or 0.05; default the profile's, 3%%)",
-    )
+    _run_args(run)
     run.add_argument(
         "--variant",
         action="append",
@@ -196,21 +228,17 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="NAME",
         help="run only this variant (repeatable)",
     )
-    run.add_argument(
-        "--allow-risky",
-        action="store_true",
-        default=argparse.SUPPRESS,
-        help="allow fsync/full_page_writes off on a server pgwx does not own",
-    )
-    run.add_argument(
-        "--allow-large",
-        action="store_true",
-        help=f"run even when one trial is estimated over {MAX_ROWS:,} rows or "
-        f"{human_bytes(MAX_BYTES)}",
-    )
-    run.add_argument("--no-sample", action="store_true", help="do not run the stats sampler")
-    run.add_argument("--settle", type=float, help="seconds to pause after each CHECKPOINT")
     run.add_argument("--format", choices=sorted(FORMATS), default="md")
+    selftest = sub.add_parser(
+        "selftest",
+        help="run a profile's baseline against itself: this machine's noise, false-finding "
+        "rate and a threshold to use (run it once on a new machine)",
+    )
+    selftest.add_argument(
+        "profile", nargs="?", default="quick-demo", help="the profile to test (quick-demo)"
+    )
+    _run_args(selftest)
+    selftest.set_defaults(variants=None, format="md", selftest=True)
 
     sub.add_parser("runs", help="list stored runs")
     rep = sub.add_parser("report", help="print a stored run's table again")
@@ -245,6 +273,9 @@ def build_parser() -> argparse.ArgumentParser:
     exp.add_argument("run", nargs="?", default="latest", help="run id, prefix, or 'latest'")
     exp.add_argument("--out", type=Path, required=True, help="the file to write (FILE.pgwx)")
     exp.add_argument(
+        "--force", action="store_true", help="replace FILE if it exists (never through a link)"
+    )
+    exp.add_argument(
         "--redact-host",
         action="store_true",
         help="also mask host names and socket paths (passwords are never stored)",
@@ -255,6 +286,9 @@ def build_parser() -> argparse.ArgumentParser:
     # Your own load (issue 10): write a starting profile, check one against a server.
     new = sub.add_parser("new", help="write a commented starting profile for your own load")
     new.add_argument("name", help="profile name; writes NAME.toml in the current directory")
+    new.add_argument(
+        "--force", action="store_true", help="replace NAME.toml if it exists (never a link)"
+    )
     chk = sub.add_parser("check", help="validate a profile against a server without running it")
     chk.add_argument("profile", help="a .toml path or a profile name")
     _server_args(chk, sub=True)
@@ -299,11 +333,15 @@ class Progress:
         self.phase = ""
         self._line = False
 
+    def _control(self, sequence: str) -> None:
+        """Write pgwx's own terminal control (clear the live line): past the text filter."""
+        getattr(self.out, "unfiltered", self.out).write(sequence)
+
     def _print(self, text: str) -> None:
         if self._line:
-            self.out.write("\r\033[K")
+            self._control("\r\033[K")
             self._line = False
-        print(text, file=self.out, flush=True)
+        print(printable(text), file=self.out, flush=True)
 
     def __call__(self, event: Event) -> None:
         if isinstance(event, PhaseStarted):
@@ -311,7 +349,8 @@ class Progress:
         elif isinstance(event, SampleTaken):
             rate = event.sample.get("wal_bytes_per_s")
             if self.live and rate is not None:
-                self.out.write(f"\r\033[K    {self.phase} … WAL {human_bytes(rate)}/s")
+                self._control("\r\033[K")
+                self.out.write(printable(f"    {self.phase} … WAL {human_bytes(rate)}/s"))
                 self.out.flush()
                 self._line = True
         else:
@@ -340,6 +379,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     from explorer.lab.run.runner import Runner
 
     profile = load_profile(args.profile, lambda m: print(f"pgwx: {m}", file=sys.stderr))
+    original = profile
+    testing = getattr(args, "selftest", False)
+    if testing:
+        profile = self_test_profile(profile)
+        if args.repeats is None:
+            args.repeats = SELFTEST_REPEATS
     request = RunRequest.build(
         profile,
         scale=args.scale,
@@ -352,6 +397,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         allow_large=args.allow_large,
         allow_risky=args.allow_risky,
         sample=not args.no_sample,
+        trust_sql=args.trust_sql,
     )
     say = Progress()
     if request.estimate.large:
@@ -415,7 +461,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     if signals.received:  # it came while the server was being stopped: the run itself is stored
         say._print(f"{signals.name}: run {record.id} is stored; {settings}")
         return signals.exit_status
-    print(render(record, args.format), end="")
+    if testing:
+        say._print("simulating this profile's verdicts at the noise just measured")
+        print(selftest_text(self_test(record, original), original), end="")
+    else:
+        print(render(record, args.format), end="")
     say._print(f"saved as run {record.id}; `pgwx report {record.id} --format csv|json`; {settings}")
     undone = runner is None or runner.undo.complete
     return 0 if record.status == "finished" and undone else 1
@@ -500,8 +550,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
 def cmd_replay(args: argparse.Namespace) -> int:
     from explorer.lab.store.replay import ReplaySource
 
-    if args.speed is not None and args.speed < 0:
-        raise UsageError("--speed must be 0 (as fast as possible) or more.")
+    if args.speed is not None and not 0 <= args.speed < math.inf:
+        raise UsageError("--speed must be a finite number, 0 (as fast as possible) or more.")
     store = ResultStore()
     ref = args.run
     if ref == "latest":
@@ -535,7 +585,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     finally:
         store.close()
     try:
-        path = write_recording(data, args.out)
+        path = write_recording(data, args.out, force=args.force)
     except OSError as exc:
         raise UsageError(f"Cannot write {args.out} ({exc.strerror or exc}).") from None
     size = human_bytes(path.stat().st_size)
@@ -584,7 +634,7 @@ def cmd_new(args: argparse.Namespace) -> int:
     """`pgwx new NAME`: a commented starting profile."""
     from explorer.lab.profiles.userprofile import write_new_profile
 
-    path = write_new_profile(args.name)
+    path = write_new_profile(args.name, force=args.force)
     print(f"wrote {path}; edit it, then `pgwx check {path.name}` and `pgwx run {path.name}`")
     return 0
 
@@ -594,7 +644,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     from explorer.lab.profiles.catalog import find_profile
     from explorer.lab.profiles.check import check_file, check_on_server
 
-    path = find_profile(args.profile)
+    path = find_profile(args.profile, lambda m: print(f"pgwx: {m}", file=sys.stderr))
     report = check_file(path)
     if report.ok:
         say = lambda m: print(m, file=sys.stderr)  # noqa: E731
@@ -747,13 +797,27 @@ def _list_installs() -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the `pgwx` command."""
+    """Entry point of the `pgwx` command.
+
+    Whatever a command prints goes through `printable`: names, notes and messages come from
+    profiles, recordings, the store and servers, and none may drive the terminal.
+    """
+    streams = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = TextOnly(sys.stdout), TextOnly(sys.stderr)
+    try:
+        return _main(argv)
+    finally:
+        sys.stdout, sys.stderr = streams
+
+
+def _main(argv: list[str] | None) -> int:
     args = build_parser().parse_args(argv)
     if args.results:
         # every store this process opens (run, runs, report, the app …) is this one
         os.environ["PGWX_RESULTS"] = args.results
     commands: dict[str, Callable[[argparse.Namespace], int]] = {
         "run": cmd_run,
+        "selftest": cmd_run,
         "runs": cmd_runs,
         "report": cmd_report,
         "compare": cmd_compare,

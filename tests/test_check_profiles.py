@@ -274,8 +274,10 @@ async def test_check_as_a_user_without_create_says_so(pg18: Target, tmp_path: Pa
         report = await _server_check(plain, path)
         assert report.problems == [
             f"{path}: pgwx cannot work on this server: permission denied for database postgres "
-            "(it needs to create its schema pgwx_lab)."
+            "(it needs to create schemas of its own, pgwx_lab_…)."
         ]
+        # Issue 19: and `pgwx run` would refuse its SQL here: no role can fence it.
+        assert any("no CREATEROLE" in s and "--trust-sql" in s for s in report.skipped)
     finally:
         await conn.execute("DROP ROLE pgwx_plain_user")
         await conn.close()

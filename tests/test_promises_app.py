@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from explorer.lab.run.settings import Journal
+from explorer.lab.scope import create_marked_schema
 from explorer.lab.store.results import ResultStore
 from explorer.server.capabilities import probe
 from explorer.server.connect import Target
@@ -23,7 +24,7 @@ async def test_app_replays_a_dead_pgwxs_journal_when_it_connects(
         Journal(caps.system_identifier).save({"synchronous_commit": {"auto": None}})
         await conn.execute("ALTER SYSTEM SET synchronous_commit = off")
         await conn.execute("SELECT pg_reload_conf()")
-        await conn.execute("CREATE SCHEMA pgwx_lab")
+        await create_marked_schema(conn, "20240101-000000-dead03")  # a killed pgwx's schema
     finally:
         await conn.close()
     async with PgwxApp(target=pg18, store=store).run_test(size=(120, 36)) as pilot:

@@ -208,7 +208,9 @@ async def test_journal_left_by_dead_pgwx_is_undone_once_when_the_session_opens(
         Journal(caps.system_identifier).save({"synchronous_commit": {"auto": None}})
         await conn.execute("ALTER SYSTEM SET synchronous_commit = off")
         await conn.execute("SELECT pg_reload_conf()")
-        await conn.execute("CREATE SCHEMA pgwx_lab")
+        from explorer.lab.scope import create_marked_schema
+
+        dead = await create_marked_schema(conn, "20240101-000000-dead02")
     finally:
         await conn.close()
     from explorer.lab.run.session import Session
@@ -221,7 +223,7 @@ async def test_journal_left_by_dead_pgwx_is_undone_once_when_the_session_opens(
     again = await session.open(said.append)  # once per session: nothing is done twice
     assert again is session.caps and len(said) == told
     messages = " ".join(said)
-    assert "synchronous_commit" in messages and "pgwx_lab" in messages
+    assert "synchronous_commit" in messages and dead in messages
     assert await server_state(pg18) == before
     record, _ = await run_profile(pg18, tiny([Variant(name="base")]), caps=session.caps)
     assert record.trials[0].settings["synchronous_commit"] == "on"

@@ -18,6 +18,7 @@ from pathlib import Path
 import asyncpg
 
 from explorer.errors import PgwxError
+from explorer.lab.run.fence import drop_dead_roles
 from explorer.lab.run.guard import drop_schema, end_orphans
 from explorer.lab.run.journal import UNSAFE_IF_LOST, Journal, JournalUnreadable, shown_name
 from explorer.lab.run.leftovers import repair_journaled
@@ -32,7 +33,7 @@ from explorer.lab.run.owner import (
 )
 from explorer.lab.run.settings import ServerSettings
 from explorer.lab.run.undo import Undo, auto_conf_of, data_dir_option
-from explorer.lab.scope import SCHEMA, run_of_schema
+from explorer.lab.scope import SCHEMA, marked_schema_run
 from explorer.lab.store.results import ResultStore
 from explorer.models import Capabilities
 from explorer.server.capabilities import probe
@@ -87,6 +88,9 @@ async def recovery(target: Target, caps: Capabilities, notify: Callable[[str], N
         for name in await dead_schemas(conn):
             blocked = await drop_schema(conn, name)
             notify(blocked or f"dropped schema {name} left by an interrupted pgwx")
+        live = await lock_holders(conn)
+        for problem in await drop_dead_roles(conn, lambda run: run_key(run) in live):
+            notify(problem)
     finally:
         await conn.close()
     return undo
@@ -209,17 +213,22 @@ async def restore_pending(
 
 
 async def dead_schemas(conn: asyncpg.Connection) -> list[str]:
-    """pgwx schemas whose run is gone (its lock is free), and the unowned legacy `pgwx_lab`."""
-    names = await conn.fetch(
-        "SELECT nspname FROM pg_namespace WHERE nspname = $1 OR starts_with(nspname, $2)",
-        SCHEMA,
+    """pgwx schemas whose run is gone (its lock is free).
+
+    A schema is pgwx's only when it carries the marker pgwx wrote as it made it, naming the
+    run its name says: a user's `pgwx_lab`, `pgwx_lab_mydata` or `pgwx_lab_<run id>` made by
+    hand has none and is never dropped.
+    """
+    rows = await conn.fetch(
+        "SELECT nspname, obj_description(oid, 'pg_namespace') AS comment FROM pg_namespace "
+        "WHERE starts_with(nspname, $1)",
         f"{SCHEMA}_",
     )
     live = await lock_holders(conn)
     dead = []
-    for row in names:
-        run = run_of_schema(row["nspname"])
-        if run is None or run_key(run) not in live:
+    for row in rows:
+        run = marked_schema_run(row["nspname"], row["comment"])
+        if run is not None and run_key(run) not in live:
             dead.append(str(row["nspname"]))
     return dead
 
