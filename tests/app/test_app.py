@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from textual.binding import Binding
-from textual.pilot import Pilot
 from textual.widgets import OptionList, Static
 
 from explorer.lab.store.replay import ReplaySource
@@ -20,35 +17,15 @@ from explorer.tui.screens.lab import LabScreen
 from explorer.tui.screens.runs import RunController
 from explorer.tui.widgets.activity import ActivityPane
 from explorer.tui.widgets.results import ResultsTable
-from tests.conftest import server_state
+from tests.support.app import connected, log_text, wait_for
+from tests.support.paths import DURABILITY, ROOT
+from tests.support.server import server_state
 
-FIXTURE = Path(__file__).parent / "fixtures" / "durability.json"
-
-
-async def wait_for(pilot: Pilot[int], check: Callable[[], bool], timeout: float = 60.0) -> None:
-    """Let the app run until `check()` holds."""
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout:.0f} s waiting for {check}")
-        await pilot.pause(0.05)
+FIXTURE = DURABILITY
 
 
 def lab_app(target: Target, store: ResultStore) -> PgwxApp:
     return PgwxApp(target=target, store=store)
-
-
-async def connected(pilot: Pilot[int]) -> LabScreen:
-    app = pilot.app
-    assert isinstance(app, PgwxApp)
-    await wait_for(pilot, lambda: app.caps is not None, 20)
-    return app.lab
-
-
-def log_text(lab: LabScreen) -> str:
-    """The log without whitespace, so wrapped lines still match."""
-    lines = lab.query_one("#log").lines  # type: ignore[attr-defined]
-    return "".join("".join(line.text for line in lines).split())
 
 
 async def test_lz4_is_disabled_with_its_reason(pg18: Target, store: ResultStore) -> None:
@@ -194,7 +171,7 @@ def test_sample_repaints_replace_each_other_but_events_do_not() -> None:
 
 
 def test_only_chart_module_imports_textual_plotext() -> None:
-    root = Path(__file__).parents[1] / "explorer"
+    root = ROOT / "explorer"
     importers = sorted(
         str(p.relative_to(root)) for p in root.rglob("*.py") if "textual_plotext" in p.read_text()
     )

@@ -23,7 +23,7 @@ from explorer.tui.widgets.activity import ActivityPane
 from explorer.tui.widgets.chart import thin
 from explorer.tui.widgets.duration import DurationPane
 from explorer.tui.widgets.header import ServerHeader
-from tests.test_tui import FIXTURE, wait_for
+from tests.support.app import FIXTURE, wait_for
 
 Points = list[tuple[float, float]]
 

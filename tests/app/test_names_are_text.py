@@ -17,7 +17,7 @@ from explorer.lab.store.results import ResultStore
 from explorer.models import RunRecord
 from explorer.tui.app import PgwxApp
 from explorer.tui.widgets.results import ResultsTable
-from tests.test_tui import FIXTURE, wait_for
+from tests.support.app import FIXTURE, wait_for
 
 HOSTILE = {
     "defaults": "[/bold]closing",

@@ -34,9 +34,10 @@ from explorer.tui.screens.lab import LabScreen
 from explorer.tui.widgets.activity import ActivityPane
 from explorer.tui.widgets.duration import DurationPane
 from explorer.tui.widgets.results import ResultsTable
-from tests.conftest import RunProfile, small_profile
+from tests.support.paths import DURABILITY
+from tests.support.runs import RunProfile, small_profile
 
-FIXTURE = Path(__file__).parent / "fixtures" / "durability.json"
+FIXTURE = DURABILITY
 
 
 async def wait_for(pilot: Pilot[int], check: Callable[[], bool], timeout: float = 30.0) -> None:

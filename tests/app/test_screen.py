@@ -10,8 +10,6 @@ from __future__ import annotations
 import html
 import os
 import re
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -20,7 +18,6 @@ from textual.pilot import Pilot
 from textual.widgets import Tabs
 
 from explorer.analysis.card import card_lines
-from explorer.lab.run.settings import Journal
 from explorer.lab.store.replay import ReplaySource
 from explorer.lab.store.results import ResultStore
 from explorer.server.capabilities import probe
@@ -34,8 +31,11 @@ from explorer.tui.widgets.header import ServerHeader
 from explorer.tui.widgets.log import LabLog
 from explorer.tui.widgets.results import ResultsTable
 from explorer.tui.widgets.summary import SummaryCard
+from tests.support.app import wait_for
+from tests.support.paths import DURABILITY
+from tests.support.server import leave_what_a_killed_pgwx_leaves
 
-FIXTURE = Path(__file__).parent / "fixtures" / "durability.json"
+FIXTURE = DURABILITY
 
 
 @pytest.fixture(autouse=True)
@@ -44,15 +44,6 @@ def _unicode_again() -> object:
     set_ascii(False)
     yield None
     set_ascii(False)
-
-
-async def wait_for(pilot: Pilot[int], check: Callable[[], bool], timeout: float = 60.0) -> None:
-    """Let the app run until `check()` holds."""
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout:.0f} s waiting for {check}")
-        await pilot.pause(0.05)
 
 
 def replay_app(tmp_path: Path, *, speed: float = 0.0, **kwargs: object) -> PgwxApp:
@@ -140,7 +131,7 @@ async def test_pause_freezes_the_view_while_the_run_goes_on(tmp_path: Path) -> N
         lab = pilot.app.lab
         table = lab.query_one(ResultsTable)
         # In a live run space freezes the view; in a replay it pauses the replay itself
-        # (tests/test_replay.py). A replay stands in for the run here, so the view's pause
+        # (tests/app/test_replay.py). A replay stands in for the run here, so the view's pause
         # is driven through its action.
         lab.action_toggle_pause()
         assert lab.paused
@@ -323,15 +314,7 @@ async def test_results_table_updates_in_place(tmp_path: Path) -> None:
 async def test_after_a_repair_the_panel_shows_the_server_as_it_is_now(
     pg18: Target, store: ResultStore
 ) -> None:
-    conn = await pg18.connect("test")
-    try:
-        caps = await probe(conn, owned=True)
-        # What a pgwx killed right after ALTER SYSTEM leaves behind.
-        Journal(caps.system_identifier).save({"synchronous_commit": {"auto": None}})
-        await conn.execute("ALTER SYSTEM SET synchronous_commit = off")
-        await conn.execute("SELECT pg_reload_conf()")
-    finally:
-        await conn.close()
+    await leave_what_a_killed_pgwx_leaves(pg18)
     async with PgwxApp(target=pg18, store=store).run_test(size=(120, 36)) as pilot:
         await wait_for(pilot, lambda: pilot.app.caps is not None, 30)
         await pilot.pause(0.3)

@@ -2,7 +2,7 @@
 
 The stream was recorded once from a real run and made deterministic (see
 tests/fixtures/record.py); replayed all at once, nothing here depends on a clock or a
-server. Regenerate after an intended change with `pytest tests/test_tui_snapshots.py
+server. Regenerate after an intended change with `pytest tests/app/test_snapshots.py
 --snapshot-update`, and look at the SVGs before committing them.
 """
 
@@ -10,35 +10,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from textual.pilot import Pilot
+from tests.support.app import replay_app, settle
+from tests.support.paths import FIXTURES
 
-from explorer.lab.store.replay import ReplaySource
-from explorer.lab.store.results import ResultStore
-from explorer.tui.app import PgwxApp
-
-FIXTURE = Path(__file__).parent / "fixtures" / "durability.json"
 MID_RUN = 165
 """Events up to the second repeat's COPY of the baseline, 95% done: every pane has data."""
 
 
-VERDICTS = Path(__file__).parent / "fixtures" / "quick-demo.json"
+VERDICTS = FIXTURES / "quick-demo.json"
 """quick-demo recorded with a warm-up and five measured rounds (tests/fixtures/record.py
 --profile quick-demo --scale 0.3 --repeats 5 --variants ''): enough trials for intervals."""
-
-
-def replay_app(tmp_path: Path, upto: int | None = None, fixture: Path = FIXTURE) -> PgwxApp:
-    source = ReplaySource.from_file(fixture)
-    if upto is not None:
-        source = source.upto(upto)
-    # ascii=False: the same images whatever locale the tests run under.
-    return PgwxApp(replay=source, store=ResultStore(tmp_path / "results.sqlite"), ascii=False)
-
-
-async def settle(pilot: Pilot[int]) -> None:
-    """Wait until the replay has been fed and every pane has drawn it."""
-    app = pilot.app
-    await app.workers.wait_for_complete()
-    await pilot.pause(0.6)
 
 
 def test_main_mid_run_120x36(snap_compare, tmp_path: Path) -> None:

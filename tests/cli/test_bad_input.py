@@ -21,8 +21,8 @@ import pytest
 
 from explorer.lab.store.results import ResultStore
 from explorer.server.connect import LIBPQ_ENV, Target
+from tests.support.paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 SECRET = "hunter2-s3cret"
 """A password that must never show up in any output."""
 PW_ROLE = "pgwx_pw_user"

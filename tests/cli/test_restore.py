@@ -17,8 +17,8 @@ from explorer.lab.run.settings import Journal, JournalUnreadable
 from explorer.server.capabilities import probe
 from explorer.server.connect import Target
 from explorer.server.embedded import LocalServer
+from tests.support.paths import ROOT as WORKTREE
 
-WORKTREE = Path(__file__).resolve().parent.parent
 DAMAGED = '{\n "fsync": {\n  "auto": null\n },\n "synchronous_commit": {\n  "au'
 """A journal cut short: fsync's entry is whole, synchronous_commit's is not."""
 

@@ -22,9 +22,8 @@ import pytest
 from explorer.lab.store.results import ResultStore
 from explorer.server.connect import LIBPQ_ENV, Target
 from explorer.server.embedded import LocalServer
-from tests.conftest import drop_pgwx_schemas
-
-ROOT = Path(__file__).resolve().parents[1]
+from tests.support.paths import ROOT
+from tests.support.server import drop_pgwx_schemas
 
 
 def child_env(tmp_path: Path, **extra: str) -> dict[str, str]:
@@ -133,7 +132,7 @@ async def test_sigkilled_run_keeps_its_finished_trials(pg18: Target, tmp_path: P
     line = next(ln for ln in out.decode().splitlines() if record.id in ln)
     assert "incomplete" in line and "ok" in line
     db = sqlite3.connect(tmp_path / "results.sqlite")
-    # listing never writes: the next pgwx that starts a run marks it (tests/test_results.py)
+    # listing never writes: the next pgwx that starts a run marks it (tests/faults/test_results.py)
     assert db.execute("SELECT status FROM runs").fetchone() == ("running",)
     db.close()
 

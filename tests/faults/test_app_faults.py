@@ -19,8 +19,8 @@ from explorer.server.connect import Target
 from explorer.server.embedded import LocalServer
 from explorer.tui.app import PgwxApp
 from explorer.tui.widgets.header import UNDO_PENDING, ServerHeader
-from tests.conftest import server_state
-from tests.test_tui import connected, log_text, wait_for
+from tests.support.app import connected, log_text, wait_for
+from tests.support.server import server_state
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ PostgreSQL 18 (which pgwx owns) and a Debian PostgreSQL 15 reached through a DSN
 password — and then checks what pgwx promises: server settings and postgresql.auto.conf as
 they were, no pgwx schema or session left, the results store intact (SQLite's integrity check,
 and a run finished before the fault byte for byte as it was), and the interrupted run marked
-with its reason. Trials are held mid-run by a gate (tests/faults_helpers.py), never by timing.
+with its reason. Trials are held mid-run by a gate (tests/support/faults.py), never by timing.
 """
 
 from __future__ import annotations
@@ -30,8 +30,7 @@ from explorer.lab.store.results import INTERRUPTED, ResultStore
 from explorer.models import Event, Notice, Profile, RunRecord, TrialEnded
 from explorer.server.connect import Target
 from explorer.server.embedded import LocalServer
-from tests.conftest import PG15_BIN
-from tests.faults_helpers import (
+from tests.support.faults import (
     LIMITED,
     PASSWORD,
     PAUSED,
@@ -49,6 +48,7 @@ from tests.faults_helpers import (
     stored_rows,
     wait_until,
 )
+from tests.support.server import PG15_BIN
 
 CANCELLED = "cancelled by the user"
 
@@ -516,7 +516,7 @@ async def test_ctrl_c_in_the_cli(case: Case, results: Store, tmp_path: Path) -> 
 
 async def test_quit_in_the_app(case: Case, results: Store, tmp_path: Path) -> None:
     from explorer.tui.app import PgwxApp
-    from tests.test_tui import connected, wait_for
+    from tests.support.app import connected, wait_for
 
     before = await case.fs.state()
     profile = _profile(tmp_path, "quit", profile_toml())

@@ -40,9 +40,9 @@ from explorer.models import (
 from explorer.server.capabilities import probe
 from explorer.server.connect import Target
 from explorer.server.embedded import LocalServer
-from tests.conftest import drop_pgwx_schemas, server_state, small_profile
-
-REPO = Path(__file__).resolve().parents[1]
+from tests.support.paths import ROOT as REPO
+from tests.support.runs import small_profile
+from tests.support.server import drop_pgwx_schemas, server_state
 
 
 async def run_live(

@@ -41,9 +41,8 @@ from explorer.models import (
     Variant,
 )
 from explorer.server.connect import Target
-from tests.conftest import fake_caps, small_profile
-
-ROOT = Path(__file__).resolve().parents[1]
+from tests.support.paths import ROOT
+from tests.support.runs import fake_caps, small_profile
 
 
 def make_record(run_id: str, minutes_ago: float = 0.0) -> RunRecord:
@@ -76,7 +75,7 @@ def note(text: str) -> Notice:
 
 def child(code: str, **kwargs: object) -> subprocess.Popen[str]:
     """Another pgwx-like process on the same store, this checkout first on its path."""
-    prelude = "from tests.test_results import *\n"
+    prelude = f"from {__name__} import *\n"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     return subprocess.Popen(
         [sys.executable, "-c", prelude + textwrap.dedent(code)],

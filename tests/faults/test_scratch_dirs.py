@@ -19,8 +19,9 @@ from explorer.lab.store.results import ResultStore
 from explorer.lab.workloads.base import Workload, WorkloadError
 from explorer.models import Event, TrialStarted, Variant
 from explorer.server.connect import Target
-from tests.conftest import server_state, small_profile
-from tests.faults_helpers import ROOT
+from tests.support.faults import ROOT
+from tests.support.runs import small_profile
+from tests.support.server import server_state
 
 
 @pytest.fixture

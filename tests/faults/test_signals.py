@@ -18,8 +18,8 @@ import pytest
 
 from explorer.server.connect import Target
 from explorer.server.embedded import LocalServer
+from tests.support.paths import ROOT as WORKTREE
 
-WORKTREE = Path(__file__).resolve().parent.parent
 WAIT = 180.0
 """Generous: the machine is shared; conditions are awaited, never timed."""
 

@@ -19,10 +19,10 @@ from explorer.lab.profiles.check import CheckReport, check_file, check_on_server
 from explorer.lab.profiles.tomlines import locate
 from explorer.lab.profiles.userprofile import write_new_profile
 from explorer.server.connect import Target
+from tests.support.paths import EXAMPLES
 
 VACUUM_NAME = 'name = "vacuum"'
 T_NAME = 'name = "t"'
-EXAMPLES = Path(__file__).resolve().parents[1] / "profiles" / "examples"
 
 GOOD = textwrap.dedent(
     """\

@@ -18,7 +18,8 @@ from explorer.lab.store.results import ResultStore
 from explorer.models import Event, Knobs, Profile, TrialEnded, Variant
 from explorer.server.capabilities import probe
 from explorer.server.connect import Target
-from tests.conftest import server_state, small_profile
+from tests.support.runs import small_profile
+from tests.support.server import server_state
 
 WAIT = 180.0
 """Generous: the machine is shared; conditions are awaited, never timed."""

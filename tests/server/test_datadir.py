@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 
 from explorer.server.embedded import LocalServer, ServerError
+from tests.support.paths import ROOT as WORKTREE
 
 ROOT = os.geteuid() == 0
-WORKTREE = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture(scope="module")

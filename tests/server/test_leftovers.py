@@ -25,7 +25,7 @@ from explorer.server.capabilities import probe
 from explorer.server.connect import LIBPQ_ENV, Target
 from explorer.server.datadir import ServerError
 from explorer.server.embedded import LocalServer
-from tests.conftest import RunProfile, small_profile
+from tests.support.runs import RunProfile, small_profile
 
 
 @pytest.fixture

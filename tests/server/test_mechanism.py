@@ -21,7 +21,7 @@ from explorer.models import (
     Variant,
 )
 from explorer.server.connect import Target
-from tests.conftest import RunProfile, small_profile
+from tests.support.runs import RunProfile, small_profile
 
 
 def phases(record: RunRecord, variant: str) -> dict[str, PhaseResult]:
@@ -172,7 +172,7 @@ async def test_environment_is_recorded_and_reported(
 
 async def test_sampler_splits_one_process_into_two_phase_windows(pg18: Target) -> None:
     from explorer.lab.measure.probe import PhaseProbe
-    from tests.test_sampler import lab, sampling
+    from tests.support.sampling import lab, sampling
 
     async with lab(pg18) as (conn, _), sampling(pg18, interval=0.1) as (sampler, _):
         side = await pg18.connect("probe")

@@ -20,21 +20,13 @@ from explorer.lab.store.results import ResultStore
 from explorer.lab.workloads.base import TrialContext, WorkloadError
 from explorer.lab.workloads.table_kind import TableKindWorkload
 from explorer.models import Knobs, Notice, Profile, RunStarted, TrialStarted, Variant
-from explorer.paths import state_dir
 from explorer.server.connect import Target
-from tests.conftest import RunProfile, server_state, small_profile
+from tests.support.runs import RunProfile, small_profile
+from tests.support.server import journal_text, leave_what_a_killed_pgwx_leaves, server_state
 
 
 def tiny(variants: list[Variant], repeats: int = 1, rows: int = 2000) -> Profile:
     return small_profile("table-kind", variants, rows=rows, repeats=repeats)
-
-
-def journal_text() -> str:
-    """Everything pgwx has journaled right now (all files of its state directory)."""
-    root = state_dir()
-    if not root.is_dir():
-        return ""
-    return "".join(p.read_text() for p in sorted(root.iterdir()) if p.is_file())
 
 
 async def admin_sql(target: Target, *statements: str) -> None:
@@ -126,19 +118,9 @@ async def test_runner_puts_back_a_dead_pgwxs_journal_before_any_trial(
 ) -> None:
     from explorer.lab.run.runner import Runner, RunOptions
     from explorer.lab.run.session import Session
-    from explorer.lab.run.settings import Journal
-    from explorer.server.capabilities import probe
 
     before = await server_state(pg18)
-    conn = await pg18.connect("test")
-    try:
-        caps = await probe(conn, owned=True)
-        # what a pgwx killed after ALTER SYSTEM leaves behind
-        Journal(caps.system_identifier).save({"synchronous_commit": {"auto": None}})
-        await conn.execute("ALTER SYSTEM SET synchronous_commit = off")
-        await conn.execute("SELECT pg_reload_conf()")
-    finally:
-        await conn.close()
+    await leave_what_a_killed_pgwx_leaves(pg18)
     auto_conf = Path(pg18.bundled.data_dir) / "postgresql.auto.conf"  # type: ignore[union-attr]
     at_first_trial: list[tuple[str, str]] = []
 

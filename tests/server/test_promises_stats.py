@@ -16,7 +16,7 @@ import asyncpg
 from explorer.lab.measure.stats import Reading, counters_query
 from explorer.models import Capabilities, TrialStats
 from explorer.server.connect import Target
-from tests.test_sampler import flush, lab, samples, sampling
+from tests.support.sampling import flush, lab, samples, sampling
 
 MB = 1024 * 1024
 

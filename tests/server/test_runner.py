@@ -22,7 +22,8 @@ from explorer.models import (
     Variant,
 )
 from explorer.server.connect import Target
-from tests.conftest import RunProfile, server_state, small_profile
+from tests.support.runs import RunProfile, small_profile
+from tests.support.server import leave_what_a_killed_pgwx_leaves, server_state
 
 
 def tiny(variants: list[Variant], repeats: int = 1, rows: int = 2000) -> Profile:
@@ -197,20 +198,9 @@ async def test_cancel_mid_run_restores_settings(pg18: Target, store: ResultStore
 async def test_journal_left_by_dead_pgwx_is_undone_once_when_the_session_opens(
     pg18: Target, run_profile: RunProfile, store: ResultStore
 ) -> None:
-    from explorer.lab.run.settings import Journal
-    from explorer.server.capabilities import probe
 
     before = await server_state(pg18)
-    conn = await pg18.connect("test")
-    try:
-        caps = await probe(conn, owned=True)
-        # what a pgwx killed after ALTER SYSTEM would leave behind
-        Journal(caps.system_identifier).save({"synchronous_commit": {"auto": None}})
-        await conn.execute("ALTER SYSTEM SET synchronous_commit = off")
-        await conn.execute("SELECT pg_reload_conf()")
-        await conn.execute("CREATE SCHEMA pgwx_lab")
-    finally:
-        await conn.close()
+    await leave_what_a_killed_pgwx_leaves(pg18, schema=True)
     from explorer.lab.run.session import Session
 
     said: list[str] = []

@@ -9,53 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import secrets
 import time
 from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
-from typing import Any
 
-import asyncpg
-
-from explorer.lab.measure.sampler import Sample, Sampler, SamplerNotice
+from explorer.lab.measure.sampler import Sample, SamplerNotice
 from explorer.models import TrialStats
-from explorer.server.capabilities import probe
 from explorer.server.connect import Target
-
-
-@asynccontextmanager
-async def lab(target: Target) -> AsyncIterator[tuple[asyncpg.Connection, str]]:
-    """A workload connection (application_name pgwx-work-test) and a schema of its own."""
-    conn = await target.connect("work-test")
-    schema = f"sampler_t_{secrets.token_hex(4)}"
-    await conn.execute(f"CREATE SCHEMA {schema}")
-    try:
-        yield conn, schema
-    finally:
-        await conn.execute(f"DROP SCHEMA {schema} CASCADE")
-        await conn.close()
-
-
-@asynccontextmanager
-async def sampling(target: Target, **kwargs: Any) -> AsyncIterator[tuple[Sampler, list[dict]]]:
-    """A running sampler and everything it emitted; stopped (and its connection gone) after."""
-    probe_conn = await target.connect("probe")
-    caps = await probe(probe_conn, owned=True)
-    await probe_conn.close()
-    sampler = Sampler(target, caps, **kwargs)
-    events: list[dict | SamplerNotice] = []
-    task = asyncio.create_task(sampler.run(events.append))
-    try:
-        assert await sampler.sample_now(timeout=5), "the sampler never produced a sample"
-        yield sampler, events
-    finally:
-        task.cancel()
-        await asyncio.gather(task, return_exceptions=True)
-    assert task.cancelled(), "run() ended by itself instead of by cancellation"
-
-
-def samples(events: list) -> list[dict]:
-    return [e for e in events if isinstance(e, dict) and e["kind"] == "sample"]
+from tests.support.sampling import flush, lab, samples, sampling
 
 
 async def until(predicate: Callable[[], bool], timeout: float = 10.0) -> bool:
@@ -65,12 +25,6 @@ async def until(predicate: Callable[[], bool], timeout: float = 10.0) -> bool:
             return True
         await asyncio.sleep(0.05)
     return predicate()
-
-
-async def flush(conn: asyncpg.Connection, sampler: Sampler) -> None:
-    """Publish the workload backend's counters now, and take a reading that includes them."""
-    await conn.execute("SELECT pg_stat_force_next_flush()")
-    assert await sampler.sample_now()
 
 
 def client_relation_extends(summary: TrialStats) -> int:

@@ -9,7 +9,7 @@ from explorer.lab.workloads.bulk_write import BulkWriteParams, BulkWriteWorkload
 from explorer.models import Knobs, Profile, TableKind, TrialResult, Variant
 from explorer.server.capabilities import probe
 from explorer.server.connect import Target
-from tests.conftest import RunProfile, small_profile
+from tests.support.runs import RunProfile, small_profile
 
 ROWS = 20_000
 

@@ -6,7 +6,7 @@ from explorer.lab.profiles.catalog import load_profile
 from explorer.lab.workloads.file_extension import parse_pgbench, pgbench_conninfo
 from explorer.models import PhaseResult, RunRecord
 from explorer.server.connect import Target
-from tests.conftest import RunProfile
+from tests.support.runs import RunProfile
 
 SCALE = 0.05
 """400,000 → 20,000 COPY rows; 10,000 → 500 pgbench transactions per client."""

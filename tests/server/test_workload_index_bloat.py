@@ -5,7 +5,7 @@ from __future__ import annotations
 from explorer.lab.profiles.catalog import load_profile
 from explorer.models import Knobs, TableKind, Variant
 from explorer.server.connect import Target
-from tests.conftest import RunProfile
+from tests.support.runs import RunProfile
 
 
 async def test_index_pages_stay_after_vacuum_and_shrink_after_reindex(

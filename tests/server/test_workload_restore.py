@@ -35,7 +35,8 @@ from explorer.models import (
 )
 from explorer.server.connect import Target
 from explorer.server.statement_log import parse_durations
-from tests.conftest import RunProfile, drop_pgwx_schemas, server_state, small_profile
+from tests.support.runs import RunProfile, small_profile
+from tests.support.server import drop_pgwx_schemas, server_state
 
 FK_VARIANTS = [Variant(name=fk.value, knobs=Knobs(fk=fk)) for fk in FkTiming]
 

@@ -7,15 +7,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import RunProfile
 
 from explorer.analysis.report import render
 from explorer.lab.profiles.catalog import load_profile
 from explorer.lab.workloads.sql_spec import SqlParams, split_statements, substitute
 from explorer.models import Knobs, PhaseStarted, Profile, RunRecord, Variant
 from explorer.server.connect import Target
-
-EXAMPLES = Path(__file__).resolve().parents[1] / "profiles" / "examples"
+from tests.support.paths import EXAMPLES
+from tests.support.runs import RunProfile
 
 
 def sql_profile(params: dict[str, Any], variants: list[Variant], name: str = "own") -> Profile:

@@ -17,7 +17,7 @@ from explorer.lab.workloads.toast import (
 from explorer.models import Knobs, PhaseResult, RunRecord, TableKind, Variant
 from explorer.server.capabilities import probe
 from explorer.server.connect import Target
-from tests.conftest import RunProfile
+from tests.support.runs import RunProfile
 
 ROWS = 400
 SCALE = ROWS / 10_000

@@ -1,11 +1,11 @@
-"""Helpers for tests/test_faults.py: servers the faults may break, a gate, what must hold after.
+"""Helpers for tests/faults/test_faults.py: servers a fault may break, a gate, what must hold.
 
 The fault cases break servers (restart, SIGKILL the postmaster, fill the disk), so they run on
 clusters of their own, never on the session's shared ones. A trial is held "mid-run" without
 timing: its last phase waits for an advisory lock the test holds (the *gate*), so the fault
 always lands while a workload statement runs, however slow the machine is.
 
-Run as a module (`python -m tests.faults_helpers run …`) it is the real `pgwx` command line
+Run as a module (`python -m tests.support.faults run …`) it is the real `pgwx` command line
 with one fault point added: with PGWX_FAULT_PAUSE_IN_WRITE=N set, the Nth store write that
 keeps a trial stops inside its transaction (after the INSERT, before COMMIT), says so on
 stderr and waits to be killed — a SIGKILL "during a store write", deterministically.
@@ -27,8 +27,8 @@ from typing import Any
 import asyncpg
 
 from explorer.server.embedded import LocalServer
+from tests.support.paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 GATE_KEY = 8_0808
 """Advisory lock key the gate phase waits for."""
 PASSWORD = "f4ult-s3cret"
@@ -407,7 +407,7 @@ async def start_pgwx(tmp_path: Path, *args: str, **env: str) -> asyncio.subproce
     return await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
-        "tests.faults_helpers",
+        "tests.support.faults",
         *args,
         env=child_env(tmp_path, **env),
         cwd=str(ROOT),

@@ -142,7 +142,7 @@ async def test_the_app_refuses_an_absurd_size_in_one_sentence(pg18: Target, tmp_
     from explorer.lab.store.results import ResultStore
     from explorer.tui.app import PgwxApp
     from explorer.tui.screens.runs import RunController
-    from tests.test_tui import connected, log_text, wait_for
+    from tests.support.app import connected, log_text, wait_for
 
     store = ResultStore(tmp_path / "r.sqlite")
     profile = Profile(

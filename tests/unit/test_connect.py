@@ -16,7 +16,7 @@ import pytest
 from explorer.lab.profiles.catalog import load_profile
 from explorer.models import FkTiming, Knobs, Variant
 from explorer.server.connect import ConnectError, Target, explain_connect_error, mask_dsn
-from tests.conftest import RunProfile, small_profile
+from tests.support.runs import RunProfile, small_profile
 
 # ------------------------------------------------------------------------------ masking
 

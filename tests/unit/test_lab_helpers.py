@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from pydantic import ValidationError
@@ -13,8 +12,9 @@ from explorer.lab.scope import rows_affected
 from explorer.lab.workloads import build_workload
 from explorer.lab.workloads.base import WorkloadError
 from explorer.models import Capabilities, Knobs, Profile, TableKind, Toast
+from tests.support.paths import DURABILITY
 
-FIXTURE = Path(__file__).parent / "fixtures" / "durability.json"
+FIXTURE = DURABILITY
 
 
 def recorded() -> tuple[Profile, Capabilities]:

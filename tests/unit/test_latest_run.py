@@ -8,7 +8,7 @@ from pathlib import Path
 from explorer.lab.profiles.catalog import load_profile
 from explorer.lab.store.results import ResultStore
 from explorer.models import PhaseResult, RunRecord, ServerInfo, TrialResult
-from tests.conftest import fake_caps
+from tests.support.runs import fake_caps
 
 
 def _record(run_id: str, minutes_ago: float) -> RunRecord:

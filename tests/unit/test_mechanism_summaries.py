@@ -26,7 +26,7 @@ from explorer.models import (
     WriterIo,
 )
 from explorer.server.connect import Target
-from tests.test_report_unit import record
+from tests.support.recorded import record
 
 
 def md_row(md: str, variant: str, phase: str) -> list[str]:
@@ -206,7 +206,7 @@ def test_report_has_the_environment_block_and_its_warning() -> None:
 
 async def test_selecting_a_results_row_shows_its_mechanism(tmp_path: Path) -> None:
     from explorer.tui.widgets.results import MechanismLine, ResultsTable
-    from tests.test_tui_snapshots import replay_app, settle
+    from tests.support.app import replay_app, settle
 
     app = replay_app(tmp_path)
     async with app.run_test(size=(120, 36)) as pilot:

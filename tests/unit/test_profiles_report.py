@@ -14,7 +14,7 @@ from explorer.analysis.report import render, summarize
 from explorer.lab.profiles.catalog import ProfileError, list_profiles, load_profile
 from explorer.models import Knobs, Profile, TableKind, Variant
 from explorer.server.connect import Target
-from tests.conftest import RunProfile
+from tests.support.runs import RunProfile
 
 GOOD = """
 title = "x"

@@ -22,7 +22,7 @@ from explorer.models import (
     TrialResult,
     Variant,
 )
-from tests.conftest import fake_caps
+from tests.support.runs import fake_caps
 
 NOW = dt.datetime(2026, 11, 22, tzinfo=dt.UTC)
 

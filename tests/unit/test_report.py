@@ -9,38 +9,15 @@ import datetime as dt
 import json
 import statistics
 from collections import Counter
-from pathlib import Path
-from typing import Any
 
 import pytest
 
 from explorer.analysis.report import summarize, to_csv, to_markdown
 from explorer.models import BLOCK_SIZE, RunRecord, ServerInfo, TrialResult, TrialStats
+from tests.support.paths import DURABILITY
+from tests.support.recorded import raw, raw_results, record
 
-FIXTURE = Path(__file__).parent / "fixtures" / "durability.json"
-
-
-def raw() -> dict[str, Any]:
-    data: dict[str, Any] = json.loads(FIXTURE.read_text())
-    return data
-
-
-def raw_results() -> list[dict[str, Any]]:
-    return [e["result"] for e in raw()["events"] if e["kind"] == "trial-ended"]
-
-
-def record() -> RunRecord:
-    data = raw()
-    started = next(e for e in data["events"] if e["kind"] == "run-started")
-    return RunRecord(
-        id=started["run_id"],
-        profile=data["profile"],
-        scale=data["scale"],
-        server=ServerInfo.model_validate(started["server"]),
-        started_at=dt.datetime(2025, 1, 1, tzinfo=dt.UTC),
-        status="finished",
-        trials=[TrialResult.model_validate(r) for r in raw_results()],
-    )
+FIXTURE = DURABILITY
 
 
 def phase_seconds(variant: str, phase: str) -> list[float]:

@@ -5,8 +5,6 @@ Fed from the recorded durability run (tests/fixtures/durability.json, see record
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from explorer.analysis.units import human_bytes, human_count
@@ -22,8 +20,9 @@ from explorer.models import (
     TrialEnded,
     TrialStarted,
 )
+from tests.support.paths import DURABILITY
 
-FIXTURE = Path(__file__).parent / "fixtures" / "durability.json"
+FIXTURE = DURABILITY
 
 
 @pytest.fixture(scope="module")

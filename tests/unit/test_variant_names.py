@@ -82,7 +82,7 @@ async def test_the_app_numbers_a_label_an_earlier_run_already_uses(
 ) -> None:
     from explorer.tui.app import PgwxApp
     from explorer.tui.screens.runs import RunController
-    from tests.test_tui import connected
+    from tests.support.app import connected
 
     started: list[Profile] = []
     monkeypatch.setattr(

@@ -31,7 +31,7 @@ from explorer.models import (
     Variant,
 )
 from explorer.server.connect import Target
-from tests.conftest import RunProfile, fake_caps
+from tests.support.runs import RunProfile, fake_caps
 
 UNLOGGED = Variant(name="unlogged", knobs=Knobs(table_kind=TableKind.UNLOGGED))
 

@@ -1,0 +1,42 @@
+"""Building runs for tests: a small one-off profile, the run_profile fixture's type, and a
+PG 18 superuser's capabilities for tests that need no server."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+from explorer.models import Capabilities, Event, Profile, RunRecord, Variant
+
+
+def small_profile(
+    workload: str, variants: list[Variant], *, rows: int, repeats: int = 1, name: str = "t"
+) -> Profile:
+    """A one-off profile for tests: no settle pause, `rows` as the workload's size."""
+    return Profile(
+        name=name,
+        title=name,
+        workload=workload,
+        params={"rows": rows},
+        repeats=repeats,
+        settle_seconds=0,
+        variants=variants,
+    )
+
+
+RunProfile = Callable[..., Awaitable[tuple[RunRecord, list[Event]]]]
+
+
+def fake_caps(version_num: int = 180006) -> Capabilities:
+    """Capabilities of a PG 18 superuser's bundled server, for tests that need no server."""
+    return Capabilities(
+        version_num=version_num,
+        version=f"{version_num // 10000}.{version_num % 100}",
+        lz4=False,
+        pg_stat_io="split_bytes",
+        pg_stat_checkpointer=True,
+        superuser=True,
+        pg_monitor=True,
+        alter_system=True,
+        owned=True,
+        system_identifier="1",
+    )
