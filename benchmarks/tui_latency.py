@@ -6,9 +6,10 @@ Starts a throwaway bundled PostgreSQL 18, opens the app headless on it, starts t
 quick-demo matrix at a size that keeps the server busy, and meanwhile presses the chart keys
 (i, w, l) one after another. For each press it times from posting the key to the first
 screen update drawn after the chart rebuilt for the new view. The same is measured with the
-app idle first, as the reference of this machine in this run. Goal: median and p95 under
-100 ms during the run. Also reports how late the event loop wakes up (a 10 ms sleep) while the
-run goes, the budget every other widget shares.
+app idle first, as the reference of this machine in this run. Goal: p95 at most 100 ms and
+median at most 50 ms during the run (the max is printed, not judged). Also reports how late
+the event loop wakes up (a 10 ms sleep) while the run goes, the budget every other widget
+shares.
 """
 
 from __future__ import annotations
@@ -35,6 +36,9 @@ from explorer.tui.app import PgwxApp  # noqa: E402
 from explorer.tui.widgets.activity import ActivityPane  # noqa: E402
 
 GOAL_MS = 100.0
+"""Goal for the p95 of key-to-screen latency."""
+MEDIAN_GOAL_MS = 50.0
+"""Goal for the median."""
 KEYS = (("i", "pg_stat_io"), ("w", "workload backends"), ("l", "WAL"))
 """Key → words in the chart title that prove the view switched."""
 
@@ -140,10 +144,12 @@ async def measure(args: argparse.Namespace, base: Path) -> None:
 
     def line(name: str, values: list[float]) -> str:
         med, p95 = statistics.median(values) * 1000, pct(values, 95) * 1000
-        ok = "ok" if p95 <= GOAL_MS else "OVER"
+        # the goal is on the p95 and the median; the max is shown, never judged
+        ok = "ok" if p95 <= GOAL_MS and med <= MEDIAN_GOAL_MS else "OVER"
         return (
             f"{name:<28} n={len(values):<4} median {med:6.1f} ms   p95 {p95:6.1f} ms   "
-            f"max {max(values) * 1000:6.1f} ms   [{ok} vs {GOAL_MS:.0f} ms goal]"
+            f"max {max(values) * 1000:6.1f} ms   "
+            f"[{ok}: goal p95 ≤ {GOAL_MS:.0f} ms, median ≤ {MEDIAN_GOAL_MS:.0f} ms]"
         )
 
     print(f"pgwx key-to-screen latency, headless {w}x{h}, quick-demo matrix ×{args.scale:g}")

@@ -495,17 +495,25 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 @quiet_on_broken_pipe
 def cmd_profiles(_args: argparse.Namespace) -> int:
+    """Every profile under a heading that says whose it is and where it lives."""
+    from explorer.lab.profiles.catalog import profile_origin
+
+    heading = None
     for path, prof in list_profiles():
+        origin = profile_origin(path)
+        if origin != heading:
+            print(("\n" if heading else "") + origin)
+            heading = origin
         if isinstance(prof, ProfileError):
             state = "(hidden)" if isinstance(prof, ProfileShadowed) else "(broken)"
-            print(f"{path.stem:<20} {state} {prof}")
+            print(f"  {path.stem:<20} {state} {prof}")
         else:
             reps = (
                 f"auto {prof.min_repeats}–{prof.max_repeats}"
                 if prof.repeats == "auto"
                 else prof.repeats
             )
-            print(f"{path.stem:<20} {prof.title}  [{len(prof.variants)} variants × {reps}]")
+            print(f"  {path.stem:<20} {prof.title}  [{len(prof.variants)} variants × {reps}]")
     return 0
 
 

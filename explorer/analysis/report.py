@@ -168,8 +168,17 @@ CSV_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 """A cell starting with one of these is a formula to a spreadsheet (CSV injection)."""
 
 
+CSV_DIGITS = 7
+"""Significant digits of a float in the CSV: a microsecond at a second, not 17 digits of noise."""
+
+
 def csv_cell(value: Any) -> Any:
-    """A text cell a spreadsheet reads as text: `'` before a leading = + - @ tab or CR."""
+    """A text cell a spreadsheet reads as text: `'` before a leading = + - @ tab or CR.
+
+    Floats keep `CSV_DIGITS` significant digits (a number, never prefixed).
+    """
+    if isinstance(value, float):
+        return f"{value:.{CSV_DIGITS}g}"
     if isinstance(value, str) and value.startswith(CSV_FORMULA_START):
         return "'" + value
     return value

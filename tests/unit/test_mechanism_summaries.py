@@ -241,7 +241,7 @@ def test_progress_line_of_a_phase_carries_its_mechanism() -> None:
             variant="v", repeat=1, result=PhaseResult(name="copy", seconds=0.5, rows=3, mechanism=m)
         )
     )
-    assert line is not None and line.endswith(" · WAL 49.7 MiB · ext 5,760 · CPU 75% of 4")
+    assert line is not None and line.endswith(" · WAL 49.7 MiB · ext 5,760 · CPU 75% (n=4)")
     m.writers = None
     line = narrate(
         PhaseEnded(variant="v", repeat=1, result=PhaseResult(name="c", seconds=1, mechanism=m))

@@ -184,3 +184,16 @@ def test_csv_has_one_line_per_summary_row() -> None:
     rec = record()
     lines = to_csv(rec).strip().splitlines()
     assert len(lines) == 1 + len(summarize(rec))
+
+
+def test_csv_floats_keep_seven_significant_digits_and_stay_numbers() -> None:
+    import csv
+    import io
+
+    rows = list(csv.DictReader(io.StringIO(to_csv(record()))))
+    floats = [row[k] for row in rows for k in ("min", "median", "max", "ratio") if row[k]]
+    assert floats, "the fixture has timings"
+    for cell in floats:
+        digits = cell.split("e")[0].replace("-", "").replace(".", "").lstrip("0")
+        assert len(digits) <= 7, cell
+        float(cell)  # a number, not a text cell with a formula guard in front

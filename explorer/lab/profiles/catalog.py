@@ -69,6 +69,18 @@ def profiles_dir() -> Path:
     return package / "_profiles"
 
 
+def profile_origin(path: Path) -> str:
+    """Whose a listed profile is and where it lives, as a heading for `pgwx profiles`."""
+    folder = path.resolve().parent
+    if folder == profiles_dir().resolve():
+        return f"Shipped experiments ({folder})"
+    if folder == (profiles_dir() / "examples").resolve():
+        return f"Shipped examples of your own load ({folder})"
+    if folder == user_profiles_dir().resolve():
+        return f"Yours, in your config directory ({folder})"
+    return f"Yours, in the working directory ({folder})"
+
+
 def find_profile(ref: str, notice: Callable[[str], None] | None = None) -> Path:
     """A path as given, or the name of a shipped profile.
 

@@ -23,7 +23,10 @@ from explorer.models import (
 
 
 def mechanism_brief(m: PhaseMechanism | None) -> str:
-    """' · WAL 49.7 MiB · ext 5,760 · CPU 67%': a phase's mechanism in a few words."""
+    """' · WAL 49.7 MiB · ext 5,760 · CPU 67% (n=12)': a phase's mechanism in a few words.
+
+    The sample count goes in brackets as in every table (`CPU 100% of 13` read as 13 CPUs).
+    """
     if m is None:
         return ""
     wal = "?" if m.wal_bytes is None else human_bytes(m.wal_bytes)
@@ -31,7 +34,7 @@ def mechanism_brief(m: PhaseMechanism | None) -> str:
     parts = [f"WAL {wal}", f"ext {'?' if ext is None else f'{ext:,}'}"]
     shares = m.wait_shares()
     if shares:
-        parts.append(f"{shares[0][0]} {shares[0][1]:.0%} of {m.wait_samples}")
+        parts.append(f"{shares[0][0]} {shares[0][1]:.0%} (n={m.wait_samples})")
     return " · " + " · ".join(parts)
 
 
