@@ -24,6 +24,7 @@ def small_profile(
 
 
 RunProfile = Callable[..., Awaitable[tuple[RunRecord, list[Event]]]]
+"""What the `run_profile` fixture gives: `await run(target, profile, **options)`."""
 
 
 def fake_caps(version_num: int = 180006) -> Capabilities:

@@ -17,6 +17,7 @@ from explorer.server.capabilities import probe
 from explorer.server.connect import Target
 
 PG15_BIN = Path("/usr/lib/postgresql/15/bin")
+"""Debian's postgresql-15 binaries (the `pg15` fixture and the fault cases' own PG 15)."""
 
 
 async def server_state(target: Target) -> dict[str, object]:
