@@ -160,7 +160,8 @@ async def test_chart_keys_switch_the_activity_view(tmp_path: Path) -> None:
         for key, mode in (("i", "io"), ("w", "waits"), ("l", "wal")):
             await pilot.press(key)
             assert pane.mode == mode  # type: ignore[attr-defined]
-            assert pane.has_class("-current")  # at 80 columns the key opens its tab
+            # at 80 columns the key opens its tab, when the tab's message has been handled
+            await wait_for(pilot, lambda: pane.has_class("-current"), 10)
 
 
 def test_sample_repaints_replace_each_other_but_events_do_not() -> None:
