@@ -1,6 +1,7 @@
 """Memory and key latency while an hour-long recording replays at 16×.
 
     python benchmarks/replay_memory.py [--minutes 60] [--speed 16] [--size 120x36]
+    python benchmarks/replay_memory.py --smoke   # one trial's recording, a few presses (CI)
 
 Builds a synthetic recording of `--minutes` of run (samples every 0.25 s, shaped like the
 real samples of tests/fixtures/durability.json, 2-minute trials of three phases), writes it
@@ -178,6 +179,8 @@ async def measure(args: argparse.Namespace, path: Path, base: Path) -> None:
         after = rss_mb()
     took = time.perf_counter() - t0
     ms = [x * 1000 for x in latencies]
+    if not ms:
+        raise SystemExit("the replay ended before a key was pressed: lower --speed")
     median, worst = statistics.median(ms), max(ms)
     print(f"events: {len(source.events)}, replayed in {took:.0f} s at {args.speed:g}×")
     print(
@@ -195,6 +198,10 @@ async def measure(args: argparse.Namespace, path: Path, base: Path) -> None:
     )
 
 
+SMOKE = {"minutes": 2.0, "speed": 40.0, "idle_presses": 2, "gap": 0.1}
+"""`--smoke`: a few seconds for CI (one trial, replayed in 3 s)."""
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--minutes", type=float, default=60.0)
@@ -203,7 +210,10 @@ def main() -> None:
     parser.add_argument("--idle-presses", type=int, default=12)
     parser.add_argument("--gap", type=float, default=0.5, help="seconds between key presses")
     parser.add_argument("--play", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--smoke", action="store_true", help="a few seconds' check (CI)")
     args = parser.parse_args()
+    if args.smoke:
+        vars(args).update(SMOKE)
     with tempfile.TemporaryDirectory(prefix="pgwx-replay-bench-") as tmp:
         if args.play:
             asyncio.run(measure(args, args.play, Path(tmp)))

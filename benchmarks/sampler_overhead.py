@@ -14,6 +14,7 @@ It also prints the CPU the sampling costs: the sampler backend's CPU time from /
 poll round trips × polls per second (an upper bound), and this process's own CPU.
 
     python benchmarks/sampler_overhead.py [--pairs 5] [--seconds 10] [--alternate 60]
+    python benchmarks/sampler_overhead.py --smoke   # one short pair and a short alternating run
 """
 
 from __future__ import annotations
@@ -48,6 +49,8 @@ INSERT INTO pgbench_history (tid, bid, aid, delta, mtime)
 VALUES (1, 1, :aid, 1, CURRENT_TIMESTAMP);
 """
 """Insert-only transaction: the write path, without update contention."""
+SMOKE = {"pairs": 1, "seconds": 1, "alternate": 5}
+"""`--smoke`: a few seconds for CI, still both measurements (5 s alternate: on, then off)."""
 _PROGRESS = re.compile(r"progress: [\d.]+ s, ([\d.]+) tps")
 
 
@@ -329,7 +332,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="off (default) makes the load CPU-bound, the sampler's worst case; on makes "
         "it bound by WAL fsync latency",
     )
-    return parser.parse_args(argv)
+    add("--smoke", action="store_true", help="a few seconds' check that it still works (CI)")
+    args = parser.parse_args(argv)
+    if args.smoke:
+        vars(args).update(SMOKE)
+    return args
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """How many bytes a second the app writes to the terminal, during a run and while idle.
 
     python benchmarks/terminal_bytes.py [--size 80x24] [--idle 10] [--timeout 300]
+    python benchmarks/terminal_bytes.py --smoke   # 1 s quiet stretches, the run cancelled (CI)
 
 Runs the real app (`python -m explorer.cli`) in a pseudo-terminal of the given size, with a
 throwaway bundled PostgreSQL 18 (--data-dir in a temp directory) and a throwaway results
@@ -33,6 +34,8 @@ from typing import BinaryIO
 ROOT = Path(__file__).resolve().parents[1]
 GOAL_RUN = 8 * 1024
 GOAL_IDLE = 1024
+SMOKE = {"idle": 1.0, "cancel_after": 2.0, "timeout": 120.0}
+"""`--smoke`: a few seconds for CI; the matrix is cancelled (`c`) this long after it starts."""
 
 
 class Terminal:
@@ -103,7 +106,13 @@ def main() -> int:
     parser.add_argument("--timeout", type=float, default=300.0)
     parser.add_argument("--dump", type=Path, help="also write the raw terminal output here")
     parser.add_argument("--seconds", action="store_true", help="print KB written each second")
+    parser.add_argument(
+        "--cancel-after", type=float, help="cancel the matrix (c) this many seconds in"
+    )
+    parser.add_argument("--smoke", action="store_true", help="a few seconds' check (CI)")
     args = parser.parse_args()
+    if args.smoke:
+        vars(args).update(SMOKE)
     cols, rows = (int(n) for n in args.size.split("x"))
     tmp = Path(tempfile.mkdtemp(prefix="pgwx-bytes-"))
     os.chmod(tmp, 0o755)
@@ -139,6 +148,9 @@ def main() -> int:
 
         term.press("m")
         t1 = time.monotonic()
+        if args.cancel_after is not None:
+            term.pump(args.cancel_after)
+            term.press("c")
         while finished_runs(db) == 0 and time.monotonic() < t1 + args.timeout:
             term.pump(0.5)
         t2 = time.monotonic()
@@ -150,7 +162,8 @@ def main() -> int:
         t3 = time.monotonic()
         term.pump(args.idle)
         idle_after = term.rate(t3, time.monotonic())
-        print(f"terminal {cols}x{rows}, quick-demo matrix, {t2 - t1:.1f} s")
+        cut = "" if args.cancel_after is None else f", cancelled after {args.cancel_after:g} s"
+        print(f"terminal {cols}x{rows}, quick-demo matrix{cut}, {t2 - t1:.1f} s")
         print(
             f"  during the run : {during / 1024:6.2f} KB/s average, "
             f"{peak / 1024:.2f} KB/s busiest second "

@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import logging
 import os
-import signal
 import sys
 import time
 from collections.abc import Callable
@@ -22,9 +20,11 @@ from explorer.analysis.report import FORMATS, render
 from explorer.analysis.units import human_bytes
 from explorer.errors import PgwxError, UsageError
 from explorer.lab.profiles.catalog import ProfileError, ProfileShadowed, list_profiles, load_profile
-from explorer.lab.run.limits import MAX_BYTES, MAX_ROWS, check_sizes
+from explorer.lab.run.limits import MAX_BYTES, MAX_ROWS
 from explorer.lab.run.owner import ServerBusy
+from explorer.lab.run.request import RunRequest, threshold_option
 from explorer.lab.run.session import Session, restore_pending
+from explorer.lab.run.signals import TerminatingSignals
 from explorer.lab.store.results import ResultStore
 from explorer.lab.view.stream import LEVEL_MARK, narrate, paced
 from explorer.models import (
@@ -35,22 +35,13 @@ from explorer.models import (
     PhaseStarted,
     SampleTaken,
     TrialEnded,
-    parse_budget,
-    parse_threshold,
 )
 from explorer.server.capabilities import probe
 from explorer.server.connect import LIBPQ_ENV, Target
 from explorer.server.embedded import LocalServer
+from explorer.server.failures import log_traceback
 
 __all__ = ["LIBPQ_ENV", "build_parser", "main"]
-
-TERMINATING_SIGNALS = (signal.SIGHUP, signal.SIGTERM)
-"""Signals that end `pgwx run` the careful way (a dropped SSH session, a kill)."""
-
-LOG_NAME = "pgwx.log"
-"""File under the state directory where a programming error's traceback is written."""
-
-log = logging.getLogger("explorer")
 
 
 def _server_args(p: argparse.ArgumentParser, *, sub: bool = False) -> None:
@@ -92,6 +83,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--ascii",
         action="store_true",
         help="in the app: draw ASCII only (automatic when the locale is not UTF-8)",
+    )
+    parser.add_argument(
+        "--results",
+        metavar="STORE",
+        help="where runs are kept: a SQLite file, or postgresql://… for a team's store "
+        "(default $PGWX_RESULTS, else ~/.local/share/pgwx/results.sqlite)",
     )
     parser.add_argument(
         "--debug",
@@ -195,6 +192,22 @@ def build_parser() -> argparse.ArgumentParser:
         help="put back server settings an interrupted pgwx left changed (runs nothing else)",
     )
     _server_args(rst, sub=True)
+    psh = sub.add_parser("push", help="copy stored runs into another store (the team's)")
+    psh.add_argument("runs", nargs="+", metavar="RUN", help="run ids or prefixes, 'latest', 'all'")
+    psh.add_argument(
+        "--to", metavar="STORE", help="the store to copy into (default --results / PGWX_RESULTS)"
+    )
+    psh.add_argument(
+        "--from",
+        dest="source",
+        metavar="STORE",
+        help="the store to copy from (default the local file, ~/.local/share/pgwx/results.sqlite)",
+    )
+    hst = sub.add_parser("history", help="one profile's verdicts across stored runs")
+    hst.add_argument("profile", help="the profile's name, as `pgwx runs` shows it")
+    hst.add_argument("--variant", help="only this variant (default every one but the baseline)")
+    hst.add_argument("--phase", help="only this phase (default the total)")
+    hst.add_argument("--format", choices=["md", "json"], default="md")
     srv = sub.add_parser("server", help="start, stop or show the bundled server")
     srv.add_argument("action", choices=["start", "stop", "status"])
     srv.add_argument("--data-dir", type=Path, default=argparse.SUPPRESS)
@@ -236,72 +249,44 @@ class Progress:
             self._print(line)
 
 
-def _parsed(option: str, value: str | None, parse: Callable[[str], float]) -> float | None:
-    """An option's value through its parser; UsageError in one sentence naming the option."""
-    if value is None:
-        return None
-    try:
-        return parse(value)
-    except ValueError as exc:
-        raise UsageError(f"{option}: {exc}.") from None
-
-
 def threshold_arg(value: str | None) -> float | None:
-    """--threshold as a fraction."""
-    return _parsed("--threshold", value, parse_threshold)
+    """--threshold as a fraction (of `report` and `compare`; `run` checks it in its request)."""
+    return threshold_option(value)
 
 
-def budget_arg(value: str | None) -> float | None:
-    """--budget in seconds."""
-    return _parsed("--budget", value, parse_budget)
+def ascii_arg(args: argparse.Namespace) -> bool | None:
+    """--ascii for the app: True when given, None to let the locale decide."""
+    return True if args.ascii else None
 
 
 def cmd_run(args: argparse.Namespace) -> int:
     """`pgwx run PROFILE`: the matrix, progress on stderr, the table on stdout."""
-    from explorer.lab.run.runner import Runner, RunOptions, select_variants
+    from explorer.lab.run.runner import Runner
 
     profile = load_profile(args.profile, lambda m: print(f"pgwx: {m}", file=sys.stderr))
-    # A bad --variant or an absurd size fails here, before any server work.
-    chosen = select_variants(profile, args.variants)
-    estimate = check_sizes(
+    request = RunRequest.build(
         profile,
         scale=args.scale,
         repeats=args.repeats,
-        settle=args.settle,
-        variants=len(chosen),
-        allow_large=args.allow_large,
-    )
-    if args.warmup is not None and not 0 <= args.warmup <= 10:
-        raise UsageError("--warmup must be between 0 and 10.")
-    threshold = threshold_arg(args.threshold)
-    budget = budget_arg(args.budget)
-    say = Progress()
-    if estimate.large:
-        say._print(f"{profile.name} at --scale {args.scale:g}: {estimate.describe()}")
-    store = ResultStore()
-    options = RunOptions(
-        scale=args.scale,
-        repeats=args.repeats,
         warmup=args.warmup,
-        threshold=threshold,
-        budget=budget,
+        threshold=args.threshold,
+        budget=args.budget,
         variants=args.variants,
+        settle=args.settle,
+        allow_large=args.allow_large,
         allow_risky=args.allow_risky,
         sample=not args.no_sample,
-        settle_seconds=args.settle,
     )
+    say = Progress()
+    if request.estimate.large:
+        say._print(f"{profile.name} at --scale {args.scale:g}: {request.estimate.describe()}")
+    store = ResultStore()
     runner: Runner | None = None
     session: Session | None = None
-    received: list[int] = []
-
-    def note_signal(signo: int, _frame: object) -> None:
-        # Outside the event loop (starting or stopping the server) a signal only counts:
-        # cutting those short would leave a server nobody stops.
-        received.append(signo)
-
-    previous = {signo: signal.getsignal(signo) for signo in TERMINATING_SIGNALS}
-    for signo in TERMINATING_SIGNALS:
-        signal.signal(signo, note_signal)
+    # SIGHUP and SIGTERM do what Ctrl-C does (cancel, undo, stop the server pgwx started),
+    # then exit 128 + the signal; while the server starts or stops they are only counted.
+    signals = TerminatingSignals()
+    signals.install()
     try:
         session = Session.resolve(
             store,
@@ -313,37 +298,21 @@ def cmd_run(args: argparse.Namespace) -> int:
 
         async def open_and_run(session: Session) -> Any:
             nonlocal runner
-            # A dropped SSH session (SIGHUP) or a kill (SIGTERM) does what Ctrl-C does:
-            # cancel, undo, stop the server pgwx started; then exit 128 + the signal.
             main = asyncio.current_task()
-            loop = asyncio.get_running_loop()
-            for signo in TERMINATING_SIGNALS:
-
-                def on_signal(signo: int = signo) -> None:
-                    received.append(signo)
-                    if main is not None:
-                        main.cancel()
-
-                loop.add_signal_handler(signo, on_signal)
-            if received:
-                raise asyncio.CancelledError  # it came while the server was starting
-            caps: Capabilities = await session.open(lambda m: say._print(f"  ! {m}"))
-            runner = Runner(
-                session.target,
-                profile,
-                store,
-                options,
-                caps=caps,
-            )
-            return await runner.run(say)
+            assert main is not None
+            with signals.listening(lambda _signo: main.cancel()):
+                if signals.received:
+                    raise asyncio.CancelledError  # it came while the server was starting
+                caps: Capabilities = await session.open(lambda m: say._print(f"  ! {m}"))
+                runner = Runner(session.target, profile, store, request.options, caps=caps)
+                return await runner.run(say)
 
         record = asyncio.run(open_and_run(session))
     except (KeyboardInterrupt, asyncio.CancelledError):
-        if received:
-            what = signal.Signals(received[0]).name
+        if signals.received:
             done = f"run {runner.run_id} cancelled" if runner is not None else "nothing ran"
-            say._print(f"{what}: {done}; server settings put back")
-            return 128 + received[0]
+            say._print(f"{signals.name}: {done}; server settings put back")
+            return signals.exit_status
         if runner is None:
             say._print("cancelled before the run started")
         else:
@@ -354,16 +323,13 @@ def cmd_run(args: argparse.Namespace) -> int:
             )
         return 130
     finally:
-        for signo in TERMINATING_SIGNALS:
-            signal.signal(signo, note_signal)  # the loop's handlers went with it
         if session is not None:
             session.release(say._print)
         store.close()
-        for signo, handler in previous.items():
-            signal.signal(signo, signal.SIG_DFL if handler is None else handler)
-    if received:  # it came while the server was being stopped: the run itself is stored
-        say._print(f"{signal.Signals(received[0]).name}: run {record.id} is stored")
-        return 128 + received[0]
+        signals.uninstall()
+    if signals.received:  # it came while the server was being stopped: the run itself is stored
+        say._print(f"{signals.name}: run {record.id} is stored")
+        return signals.exit_status
     print(render(record, args.format), end="")
     say._print(f"saved as run {record.id}; `pgwx report {record.id} --format csv|json`")
     return 0 if record.status == "finished" else 1
@@ -449,7 +415,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
         from explorer.tui.app import run_app
 
         store.close()
-        return run_app(replay=ref, speed=1.0 if args.speed is None else args.speed)
+        return run_app(
+            replay=ref, speed=1.0 if args.speed is None else args.speed, ascii=ascii_arg(args)
+        )
     source = ReplaySource.find(store, ref, args.speed or 0.0)
     progress = Progress()
     for wait, event in paced(source.events, source.speed):
@@ -597,6 +565,46 @@ def cmd_restore(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_push(args: argparse.Namespace) -> int:
+    """`pgwx push RUN…`: copy runs from the local store into the team's."""
+    from explorer.lab.store.push import push
+
+    source = ResultStore(args.source or paths.local_results_path())
+    target = ResultStore(args.to) if args.to else ResultStore()
+    try:
+        done = push(source, target, args.runs)
+    finally:
+        source.close()
+        target.close()
+    for run_id in done.copied:
+        print(f"copied {run_id} to {target.path}")
+    for run_id in done.already:
+        print(f"{run_id} is already in {target.path}; left as it is")
+    for run_id in done.still_running:
+        print(f"pgwx: {run_id} is still running; push it when it has ended", file=sys.stderr)
+    return 1 if done.still_running else 0
+
+
+@quiet_on_broken_pipe
+def cmd_history(args: argparse.Namespace) -> int:
+    """`pgwx history PROFILE`: the profile's verdicts run by run, change points flagged."""
+    from explorer.analysis import history
+
+    store = ResultStore()
+    try:
+        runs = [
+            store.load(r.id)
+            for r in store.list_runs(limit=100_000)
+            if r.profile.name == args.profile and r.status != "running"
+        ]
+    finally:
+        store.close()
+    rows = history.history(runs, variant=args.variant, phase=args.phase)
+    render_history = history.to_json if args.format == "json" else history.to_markdown
+    print(render_history(args.profile, rows), end="")
+    return 0
+
+
 def cmd_server(args: argparse.Namespace) -> int:
     server = LocalServer(args.data_dir)
     if args.action == "start":
@@ -616,31 +624,12 @@ def cmd_server(args: argparse.Namespace) -> int:
     return 0
 
 
-def _log_programming_error(exc: BaseException) -> Path | None:
-    """Write the traceback to the log under the state directory; its path, or None."""
-    try:
-        folder = paths.state_dir()
-        folder.mkdir(parents=True, exist_ok=True)
-        path = folder / LOG_NAME
-        handler = logging.FileHandler(path, encoding="utf-8")
-    except OSError:
-        return None
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    log.addHandler(handler)
-    try:
-        log.error("programming error: %s", exc, exc_info=exc)
-    finally:
-        log.removeHandler(handler)
-        handler.close()
-    return path
-
-
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the `pgwx` command."""
     args = build_parser().parse_args(argv)
-    if args.ascii:
-        # Read by the app however it is opened (`pgwx --ascii`, `pgwx --ascii replay …`).
-        os.environ["PGWX_ASCII"] = "1"
+    if args.results:
+        # every store this process opens (run, runs, report, the app …) is this one
+        os.environ["PGWX_RESULTS"] = args.results
     commands: dict[str, Callable[[argparse.Namespace], int]] = {
         "run": cmd_run,
         "runs": cmd_runs,
@@ -654,6 +643,8 @@ def main(argv: list[str] | None = None) -> int:
         "new": cmd_new,
         "check": cmd_check,
         "restore": cmd_restore,
+        "push": cmd_push,
+        "history": cmd_history,
     }
     try:
         if args.command is None:
@@ -664,6 +655,7 @@ def main(argv: list[str] | None = None) -> int:
                 data_dir=args.data_dir,
                 keep_server=args.keep_server,
                 allow_risky=args.allow_risky,
+                ascii=ascii_arg(args),
             )
         return commands[args.command](args)
     except PgwxError as exc:
@@ -671,7 +663,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except Exception as exc:
         # Not the user's doing: say so in one sentence, keep the traceback for the report.
-        path = _log_programming_error(exc)
+        path = log_traceback(exc)
         where = f"the traceback is in {path}" if path else "the traceback could not be logged"
         print(
             f"pgwx: internal error ({type(exc).__name__}); {where} — please report it.",

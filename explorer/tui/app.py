@@ -1,16 +1,15 @@
 """The pgwx app: configuration, the profiles, the results store, and `run_app` for the CLI.
 
-The main screen (`screens/lab.py`) does the work; the app holds what every screen shares
-and makes sure the bundled server it started is stopped however the app ends.
+The main screen (`screens/lab.py`) and its controller (`controller.py`) do the work; the app
+turns its arguments into one frozen `LabConfig` (`config.py`) that it hands them, so nothing
+reads attributes of the app, and makes sure the bundled server the controller started is
+stopped however the app ends.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import gc
 import os
-import signal
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -19,19 +18,15 @@ from textual.app import App
 from textual.filter import LineFilter
 from textual.screen import Screen
 
-from explorer.lab.profiles.catalog import ProfileError, list_profiles
-from explorer.lab.run.session import Session, uses_user_server
+from explorer.lab.run.signals import TerminatingSignals
 from explorer.lab.store.replay import ReplaySource
 from explorer.lab.store.results import ResultStore
 from explorer.models import Capabilities, Profile
 from explorer.server.connect import Target
 from explorer.tui.commands import LabCommands
+from explorer.tui.config import LabConfig, ServerChoice, offered_profiles
 from explorer.tui.glyphs import AsciiFilter, locale_wants_ascii, set_ascii
 from explorer.tui.screens.lab import LabScreen
-
-TERMINATING_SIGNALS = (signal.SIGHUP, signal.SIGTERM)
-"""Signals that end the app the careful way, as q does."""
-
 
 EXIT_GRACE = 5.0
 """Seconds the app gets to exit by itself after a signal's undo is done; with the terminal
@@ -82,38 +77,27 @@ class PgwxApp(App[int]):
         self._ascii_filter = AsciiFilter()
         if self.ascii:
             self.add_class("-ascii")
-        self.target = target
-        self.dsn = dsn
-        self.dsn_or_env = uses_user_server(dsn)
-        self.data_dir = data_dir
-        self.keep_server = keep_server
-        self.store = store or ResultStore()
-        self.replay = replay
-        self.allow_risky = allow_risky
-        self.sample_interval = sample_interval
-        self.session: Session | None = None
-        """The server session (target, capabilities, release), once the server is reached."""
-        self.profile_problems: list[str] = []
-        """Profiles that failed to load, as one sentence each."""
-        if profiles is None:
-            profiles = []
-            for path, loaded in list_profiles():
-                if isinstance(loaded, ProfileError):
-                    self.profile_problems.append(f"profile {path.stem} skipped: {loaded}")
-                else:
-                    profiles.append(loaded)
-        self.profiles = profiles
+        offered, problems = offered_profiles(profiles)
+        self.config = LabConfig(
+            store=store or ResultStore(),
+            profiles=offered,
+            profile_problems=problems,
+            server=ServerChoice.of(target, dsn, data_dir, keep_server),
+            replay=replay,
+            allow_risky=allow_risky,
+            ascii=self.ascii,
+            sample_interval=sample_interval,
+        )
+        """How the lab was opened: all the screen and its controller are told."""
+        self._lab: LabScreen | None = None
         self.signal_received: int | None = None
         """SIGHUP or SIGTERM, when one ended the app (the exit status is 128 + it)."""
-        self.put_back = threading.Event()
-        """Set once quitting has undone the run and released the server."""
+        self._signals = TerminatingSignals()
 
     def on_mount(self) -> None:
         """A dropped SSH session (SIGHUP) or a kill (SIGTERM) quits the way q does."""
-        loop = asyncio.get_running_loop()
-        for signo in TERMINATING_SIGNALS:
-            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-                loop.add_signal_handler(signo, self.on_terminating_signal, signo)
+        if self._signals.install():
+            self._signals.listen(self.on_terminating_signal)
         self.call_after_refresh(self.settle_memory)
 
     def settle_memory(self) -> None:
@@ -131,19 +115,15 @@ class PgwxApp(App[int]):
         """Give the signals back and the frozen objects to the collector (tests run many apps
         in one process)."""
         gc.unfreeze()
-        loop = asyncio.get_running_loop()
-        for signo in TERMINATING_SIGNALS:
-            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-                loop.remove_signal_handler(signo)
+        self._signals.uninstall()
 
     def on_terminating_signal(self, signo: int) -> None:
         """Cancel the run, put the server back, stop the server pgwx started, exit."""
         if self.signal_received is None and not self.is_headless:
             threading.Thread(target=self._exit_when_stuck, args=(signo,), daemon=True).start()
         self.signal_received = self.signal_received or signo
-        labs = [s for s in self.screen_stack if isinstance(s, LabScreen)]
-        if labs:
-            labs[0].action_quit()
+        if self._lab is not None and self._lab.is_attached:
+            self._lab.action_quit()
         else:
             self.exit()
 
@@ -153,19 +133,22 @@ class PgwxApp(App[int]):
         return [*filters, self._ascii_filter] if self.ascii else filters
 
     def get_default_screen(self) -> Screen[None]:
-        """The lab is the app."""
-        return LabScreen()
+        """The lab is the app: made once, kept, and handed the configuration."""
+        if self._lab is None:
+            self._lab = LabScreen(self.config)
+        return self._lab
 
     @property
     def lab(self) -> LabScreen:
         """The main screen."""
-        return next(s for s in self.screen_stack if isinstance(s, LabScreen))
+        if self._lab is None:
+            raise RuntimeError("the lab screen is made when the app starts")
+        return self._lab
 
     @property
     def caps(self) -> Capabilities | None:
         """The server's capabilities, as the lab screen holds them (None until known)."""
-        labs = [s for s in self.screen_stack if isinstance(s, LabScreen)]
-        return labs[0].caps if labs else None
+        return self._lab.caps if self._lab is not None else None
 
     async def action_quit(self) -> None:
         """ctrl+q and the palette quit the same careful way as q."""
@@ -173,15 +156,15 @@ class PgwxApp(App[int]):
 
     def _exit_when_stuck(self, signo: int) -> None:
         """After the undo, end the process if the app cannot (its terminal is gone)."""
-        self.put_back.wait()
+        if self._lab is not None:
+            self._lab.controller.put_back.wait()
         threading.Event().wait(EXIT_GRACE)
         os._exit(128 + signo)
 
     def release_session(self, say: Callable[[str], None] = lambda _m: None) -> None:
         """Release the server: stop the bundled one if this app started it, unless kept."""
-        if self.session is not None:
-            with contextlib.suppress(Exception):
-                self.session.release(say)
+        if self._lab is not None:
+            self._lab.controller.release(say)
 
 
 def run_app(

@@ -93,14 +93,12 @@ _state = {"ascii": False}
 
 
 def locale_wants_ascii(env: Mapping[str, str] | None = None) -> bool:
-    """True with `pgwx --ascii` ($PGWX_ASCII=1), or when the terminal's locale is not UTF-8.
+    """True when the terminal's locale is not UTF-8 (`pgwx --ascii` is passed to the app).
 
     Python itself may have switched to UTF-8 (PEP 538/540); what matters is what the
     terminal can show, which the first of LC_ALL, LC_CTYPE, LANG says.
     """
     env = os.environ if env is None else env
-    if env.get("PGWX_ASCII") == "1":
-        return True  # `pgwx --ascii`
     for name in ("LC_ALL", "LC_CTYPE", "LANG"):
         value = env.get(name)
         if value:

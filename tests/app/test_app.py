@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from textual.binding import Binding
 from textual.widgets import OptionList, Static
 
 from explorer.lab.store.replay import ReplaySource
@@ -13,8 +12,8 @@ from explorer.lab.store.results import ResultStore
 from explorer.models import RunStarted, SampleTaken, TableKind, Toast
 from explorer.server.connect import Target
 from explorer.tui.app import PgwxApp
+from explorer.tui.controller import RunController
 from explorer.tui.screens.lab import LabScreen
-from explorer.tui.screens.runs import RunController
 from explorer.tui.widgets.activity import ActivityPane
 from explorer.tui.widgets.results import ResultsTable
 from tests.support.app import connected, log_text, wait_for
@@ -191,16 +190,6 @@ async def test_help_lists_every_key(tmp_path: Path, width: int) -> None:
         assert "client backend counters arrive when it idles" in text
         await pilot.press("escape")
         assert isinstance(app.screen, LabScreen)
-
-
-def test_every_key_is_in_the_command_palette() -> None:
-    from explorer.tui.commands import LAB_COMMANDS
-
-    palette = {action for _, action, _ in LAB_COMMANDS}
-    keys = {b.action for b in LabScreen.BINDINGS if isinstance(b, Binding)}  # type: ignore[attr-defined]
-    assert keys <= palette
-    for action in palette:
-        assert hasattr(LabScreen, f"action_{action.split('(')[0]}")
 
 
 async def test_palette_runs_an_action(tmp_path: Path) -> None:

@@ -182,7 +182,7 @@ async def test_space_pauses_and_resumes(tmp_path: Path) -> None:
         held = player.position
         await pilot.pause(0.5)  # recorded samples come every 0.25 s: none may land now
         assert player.position == held
-        same_state(lab.view, folded(app.replay, held))  # type: ignore[arg-type]
+        same_state(lab.view, folded(app.config.replay, held))  # type: ignore[arg-type]
         assert "REPLAY 1× paused · " in lab.query_one("#header").label  # type: ignore[attr-defined]
         await pilot.press("space")
         assert not player.paused
@@ -218,20 +218,20 @@ async def test_phase_keys_jump_and_every_pane_follows(tmp_path: Path) -> None:
         await pilot.pause(0.1)
         third = player.boundaries[2] + 1
         assert player.position == third
-        same_state(lab.view, folded(app.replay, third))  # type: ignore[arg-type]
+        same_state(lab.view, folded(app.config.replay, third))  # type: ignore[arg-type]
         phase = lab.view.phase
         assert phase is not None and highlighted(lab) == [phase.upper()]
         assert (
             [m for m, _ in lab.view.phase_marks]
             == [
-                app.replay.events[b].at  # type: ignore[union-attr]
+                app.config.replay.events[b].at  # type: ignore[union-attr]
                 for b in player.boundaries[:3]
             ]
         )
         await pilot.press("left_square_bracket")
         await pilot.pause(0.1)
         assert player.position == player.boundaries[1] + 1
-        same_state(lab.view, folded(app.replay, player.position))  # type: ignore[arg-type]
+        same_state(lab.view, folded(app.config.replay, player.position))  # type: ignore[arg-type]
         # The chart was redrawn from the rebuilt series, with the phase rules.
         chart = lab.query_one(ActivityPane).chart
         await wait_for(pilot, lambda: chart.drawn_spec is not None)
@@ -245,7 +245,7 @@ async def test_end_and_start_keys(tmp_path: Path) -> None:
         await pilot.press("G")
         await wait_for(pilot, lambda: lab.view.status == "finished")
         await pilot.pause(0.2)
-        everything = folded(app.replay, len(app.replay.events))  # type: ignore[union-attr, arg-type]
+        everything = folded(app.config.replay, len(app.config.replay.events))  # type: ignore[union-attr, arg-type]
         same_state(lab.view, everything)
         assert len(table_rows(lab)) == len(everything.summary) > 0
         assert "end of replay" in "".join(
@@ -437,8 +437,8 @@ def test_replay_speed_option_reaches_the_app_and_names_find_recordings(
     opened: list[ReplaySource] = []
 
     def run(app: PgwxApp) -> None:
-        assert app.replay is not None
-        opened.append(app.replay)
+        assert app.config.replay is not None
+        opened.append(app.config.replay)
 
     monkeypatch.setattr(PgwxApp, "run", run)
     assert cli.main(["replay", "quick-demo", "--speed", "4"]) == 0

@@ -8,7 +8,6 @@ server, no clock. Waits are on conditions, never on time.
 from __future__ import annotations
 
 import html
-import os
 import re
 from pathlib import Path
 
@@ -157,7 +156,6 @@ def test_locale_decides_ascii_mode() -> None:
     assert locale_wants_ascii({"LANG": "de_DE.ISO-8859-1"})
     assert not locale_wants_ascii({"LANG": "en_US.UTF-8"})
     assert not locale_wants_ascii({"LC_CTYPE": "C.utf8", "LANG": "C"})
-    assert locale_wants_ascii({"PGWX_ASCII": "1", "LANG": "en_US.UTF-8"})  # pgwx --ascii
     assert asciify("✓ ✗ ⟳ ▸ ≈ × ⠿ ╭─╮") == "+ x ~ > ~ x . +-+"
 
 
@@ -373,19 +371,3 @@ async def test_m_says_it_does_not_use_the_panels_server_settings(
         assert "synchronous_commit=off" in log and "r only" in log, log
         await pilot.press("c")
         await wait_for(pilot, lambda: not lab.busy(), 60)
-
-
-def test_ascii_flag_reaches_the_app_whichever_command_opens_it(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    from explorer.cli import main
-
-    monkeypatch.delenv("PGWX_ASCII", raising=False)
-    monkeypatch.setenv("LANG", "en_US.UTF-8")
-    try:
-        assert main(["--ascii", "profiles"]) == 0
-        capsys.readouterr()
-        assert locale_wants_ascii()
-    finally:
-        # main() sets it in os.environ itself: later apps in this process must not see it.
-        os.environ.pop("PGWX_ASCII", None)

@@ -141,7 +141,7 @@ def test_a_large_run_shows_its_estimate_first(
 async def test_the_app_refuses_an_absurd_size_in_one_sentence(pg18: Target, tmp_path: Path) -> None:
     from explorer.lab.store.results import ResultStore
     from explorer.tui.app import PgwxApp
-    from explorer.tui.screens.runs import RunController
+    from explorer.tui.controller import RunController
     from tests.support.app import connected, log_text, wait_for
 
     store = ResultStore(tmp_path / "r.sqlite")

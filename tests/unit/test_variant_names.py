@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from explorer.lab.profiles.catalog import ProfileError, load_profile
+from explorer.lab.profiles.naming import NAME_MAX, variant_name
 from explorer.lab.store.results import ResultStore
 from explorer.models import Knobs, Profile, RunRecord, ServerInfo, TableKind, Variant
 from explorer.server.connect import Target
-from explorer.tui.screens.runs import NAME_MAX, variant_name
 
 LONG = Knobs(
     table_kind="unlogged",
@@ -81,7 +81,7 @@ async def test_the_app_numbers_a_label_an_earlier_run_already_uses(
     pg18: Target, store: ResultStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from explorer.tui.app import PgwxApp
-    from explorer.tui.screens.runs import RunController
+    from explorer.tui.controller import RunController
     from tests.support.app import connected
 
     started: list[Profile] = []

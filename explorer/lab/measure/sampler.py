@@ -37,6 +37,7 @@ from explorer.models import (
     WriterIo,
 )
 from explorer.server.connect import ConnectError, Target
+from explorer.server.failures import one_sentence
 
 __all__ = [
     "CheckpointerDelta",
@@ -440,7 +441,7 @@ class Sampler:
                 if lost_at is None:
                     lost_at = time.monotonic()
                     what = "lost its connection" if conn is not None else "cannot connect"
-                    emit(SamplerNotice(f"sampler {what} ({_one_line(exc)}); retrying"))
+                    emit(SamplerNotice(f"sampler {what} ({one_sentence(exc)}); retrying"))
             finally:
                 self.backend_pid = None
                 if conn is not None:
@@ -540,8 +541,3 @@ class Sampler:
             if not waiter.done():
                 waiter.set_result(None)
         self._waiters = [w for w in self._waiters if w[0] > started]
-
-
-def _one_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return text[0] if text else type(exc).__name__

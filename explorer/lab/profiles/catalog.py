@@ -8,7 +8,6 @@ profile with a shipped one's name is used instead of it, and the list says so.
 
 from __future__ import annotations
 
-import os
 import re
 import tomllib
 from collections.abc import Callable
@@ -20,6 +19,8 @@ from explorer.errors import PgwxError
 from explorer.lab.profiles.tomlines import locate
 from explorer.lab.workloads import KINDS, build_workload
 from explorer.models import Profile
+from explorer.paths import shipped_profiles_dir as profiles_dir
+from explorer.paths import user_profiles_dir
 
 
 class ProfileError(PgwxError, ValueError):
@@ -32,12 +33,6 @@ class ProfileShadowed(ProfileError):
 
 PROFILE_KEY = re.compile(r"^\s*workload\s*=", re.M)
 """What makes a .toml in the working directory a pgwx profile."""
-
-
-def user_profiles_dir() -> Path:
-    """$XDG_CONFIG_HOME/pgwx/profiles, else ~/.config/pgwx/profiles."""
-    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return Path(base) / "pgwx" / "profiles"
 
 
 def is_profile_file(path: Path) -> bool:
@@ -58,15 +53,6 @@ def user_profile_paths() -> list[Path]:
 def shipped_profile_paths() -> list[Path]:
     """The shipped experiments, then the shipped examples of your own load."""
     return sorted(profiles_dir().glob("*.toml")) + sorted(profiles_dir().glob("examples/*.toml"))
-
-
-def profiles_dir() -> Path:
-    """The profiles shipped with pgwx (the repo's profiles/, or the wheel's copy)."""
-    package = Path(__file__).resolve().parents[2]  # explorer/, from explorer/lab/profiles/
-    here = package.parent / "profiles"
-    if here.is_dir():
-        return here
-    return package / "_profiles"
 
 
 def profile_origin(path: Path) -> str:

@@ -1,10 +1,11 @@
 """Bounds on every size a user can give, checked before anything touches a server.
 
-One function, `check_sizes`, used by `pgwx run` and by the app: the scale must be a finite
-number above 0, repeats 1 to 100 (as in profile files), the settle pause 0 to 60 seconds, and
-the estimated size of one trial under a ceiling that only an explicit opt-in passes
-(`--allow-large`). A mistyped `--scale 1e300` is refused with the estimate, not sent to the
-server as `generate_series(1, 10^306)`.
+One function, `check_sizes`, applied by the run request (`explorer.lab.run.request`) that
+`pgwx run` and the app both build: the scale must be a finite number above 0, repeats 1 to
+100 (as in profile files), the settle pause 0 to 60 seconds, and the estimated size of one
+trial under a ceiling that only an explicit opt-in passes (`--allow-large`). A mistyped
+`--scale 1e300` is refused with the estimate, not sent to the server as
+`generate_series(1, 10^306)`.
 """
 
 from __future__ import annotations

@@ -24,7 +24,6 @@ import asyncpg
 from explorer.analysis.environment import warnings as machine_warnings
 from explorer.analysis.judge import judge, undecided_text
 from explorer.analysis.verdict import balanced_order
-from explorer.errors import UsageError
 from explorer.lab.measure.environment import MachineLoad
 from explorer.lab.measure.environment import capture as capture_environment
 from explorer.lab.measure.probe import PhaseProbe
@@ -40,12 +39,13 @@ from explorer.lab.run.guard import (
 )
 from explorer.lab.run.leftovers import auto_conf_path, foreign_notice, off_defaults, still_in_force
 from explorer.lab.run.owner import RunOwner
+from explorer.lab.run.request import RunOptions, select_variants
 from explorer.lab.run.scratch import scratch_dir
 from explorer.lab.run.settings import Journal, ServerSettings, settings_in_force
 from explorer.lab.scope import run_scope, schema, work_prefix
 from explorer.lab.store.results import ResultStore, new_run_id
 from explorer.lab.workloads import build_workload
-from explorer.lab.workloads.base import TrialContext, Workload, WorkloadError, session_settings
+from explorer.lab.workloads.base import TrialContext, Workload, session_settings
 from explorer.models import (
     Capabilities,
     Environment,
@@ -64,39 +64,14 @@ from explorer.models import (
     Variant,
 )
 from explorer.server.capabilities import WATCHED_GUCS, probe
-from explorer.server.connect import ConnectError, Target, mask_dsn
+from explorer.server.connect import ConnectError, Target
+from explorer.server.failures import failure_reason, is_user_facing, one_sentence
 
 FLUSH_WAIT = 0.3
 """Pause after a trial's sessions close: their statistics are flushed when they exit."""
 
 RESTART_GRACE = 15.0
 """Seconds after a planned restart during which sampler reconnects are not warnings."""
-
-
-@dataclass
-class RunOptions:
-    """How to run a profile, beyond the profile itself."""
-
-    scale: float = 1.0
-    """Multiplies the workload's size parameters."""
-    repeats: int | None = None
-    """A fixed number of measured trials per variant, overriding the profile's repeats."""
-    warmup: int | None = None
-    """Overrides the profile's warm-up rounds (0: none)."""
-    threshold: float | None = None
-    """Overrides the profile's noise threshold (a fraction, 0.05 = 5 %)."""
-    budget: float | None = None
-    """Overrides the profile's time budget in seconds (repeats = "auto")."""
-    variants: list[str] | None = None
-    """Run only these variants (by name)."""
-    allow_risky: bool = False
-    """Allow fsync/full_page_writes off on a server pgwx does not own."""
-    sample: bool = True
-    """Run the statistics sampler beside the workload."""
-    sample_interval: float = 0.25
-    """Seconds between samples."""
-    settle_seconds: float | None = None
-    """Overrides the profile's pause after CHECKPOINT."""
 
 
 @dataclass
@@ -136,32 +111,6 @@ def effective_profile(profile: Profile, options: RunOptions) -> Profile:
     if options.budget is not None:
         update["budget"] = options.budget
     return profile.model_copy(update=update) if update else profile
-
-
-def select_variants(profile: Profile, wanted: list[str] | None) -> list[Variant]:
-    """The profile's variants, or the named subset; UsageError names what does not exist."""
-    if not wanted:
-        return list(profile.variants)
-    known = {v.name for v in profile.variants}
-    missing = [w for w in wanted if w not in known]
-    if missing:
-        raise UsageError(
-            f"profile {profile.name} has no variant {', '.join(missing)}; "
-            f"it has {', '.join(sorted(known))}"
-        )
-    return [v for v in profile.variants if v.name in wanted]
-
-
-def one_sentence(exc: BaseException) -> str:
-    """A failure as one line without a traceback (and without a password)."""
-    if isinstance(exc, asyncpg.PostgresError):
-        text = f"PostgreSQL said: {exc}"
-        detail = getattr(exc, "detail", None)
-        if detail:
-            text += f" ({detail})"
-    else:
-        text = str(exc) or type(exc).__name__
-    return mask_dsn(text.strip().splitlines()[0] if text.strip() else type(exc).__name__)
 
 
 def counters_sql(caps: Capabilities) -> str:
@@ -457,7 +406,10 @@ class Runner:
             status, reason = "cancelled", "cancelled by the user"
             raise
         except Exception as exc:
-            status, reason = "failed", one_sentence(exc)
+            # A programming error keeps its traceback (logged, and raised on to the front end).
+            status, reason = "failed", failure_reason(exc)
+            if not is_user_facing(exc):
+                raise
         finally:
             await asyncio.shield(self._wind_down(scope, sampler_task))
             if status == "finished" and trials and all(t.status != "ok" for t in trials):
@@ -509,7 +461,7 @@ class Runner:
             await scope.settings.restore(scope.contexts)
         except Exception as exc:
             left = scope.settings.journal.load()
-            why = one_sentence(exc)
+            why = failure_reason(exc)
             if not left:
                 self._notice(f"could not finish restoring server settings: {why}", "error")
             else:
@@ -606,19 +558,17 @@ class Runner:
             result.phases = ctx.phases
             self._finish(result)
             raise
-        except (
-            WorkloadError,
-            asyncpg.PostgresError,
-            asyncpg.InterfaceError,
-            asyncpg.exceptions.InternalClientError,
-            ConnectError,
-            OSError,
-            RuntimeError,
-        ) as exc:
-            result.status, result.reason = "failed", one_sentence(exc)
+        except Exception as exc:
+            # The user's trouble fails this trial and the run goes on; a programming error
+            # fails it too (its traceback logged), then ends the run and reaches the front end.
+            result.status, result.reason = "failed", failure_reason(exc)
             self._lost = lost_connection(exc)
             self._notice(f"{variant.name} rep {repeat} failed: {result.reason}", "error")
             await self._stop_workload(ctx)
+            if not is_user_facing(exc):
+                result.phases = ctx.phases
+                self._finish(result)
+                raise
         else:
             await ctx.close()
         result.phases = ctx.phases
@@ -661,12 +611,18 @@ class Runner:
                 await conn.close()
         await ctx.close()
 
+    async def _stop_sampler(self, task: asyncio.Task[None]) -> None:
+        """Cancel the sampler; if it had died of an error, say so (a bug's traceback logged)."""
+        task.cancel()
+        await asyncio.wait({task})
+        error = None if task.cancelled() else task.exception()
+        if error is not None:
+            self._notice(f"the statistics sampler failed: {failure_reason(error)}", "error")
+
     async def _wind_down(self, scope: RunScope, sampler_task: asyncio.Task[None] | None) -> None:
         """Undo everything, whatever happened. Each step is tried even if another fails."""
         if sampler_task is not None:
-            sampler_task.cancel()
-            with contextlib.suppress(BaseException):
-                await sampler_task
+            await self._stop_sampler(sampler_task)
         owner = scope.owner
         steps: list[tuple[str, Coroutine[Any, Any, object]]] = [
             ("clean up the workload", scope.workload.cleanup(self.target)),
@@ -678,6 +634,6 @@ class Runner:
             try:
                 await step
             except Exception as exc:
-                self._notice(f"could not {what}: {one_sentence(exc)}", "error")
+                self._notice(f"could not {what}: {failure_reason(exc)}", "error")
         if owner is not None:
             await owner.close()

@@ -18,7 +18,7 @@ from typing import Any
 import asyncpg
 
 from explorer.errors import PgwxError
-from explorer.paths import state_dir
+from explorer.paths import journal_path
 from explorer.server.capabilities import RESTART_CONTEXTS
 from explorer.server.connect import Target
 
@@ -30,6 +30,11 @@ _ENTRY = re.compile(
 """One `"name": {"auto": …}` entry, found even in a damaged journal."""
 
 
+class SettingsError(PgwxError, RuntimeError):
+    """A server setting cannot be changed as a variant asks (a restart pgwx may not make, a
+    value the server did not take); str() is one sentence."""
+
+
 class JournalUnreadable(PgwxError):
     """The undo journal exists but cannot be read: settings may be left changed."""
 
@@ -38,7 +43,7 @@ class Journal:
     """Server-level changes not yet undone, on disk, one file per server."""
 
     def __init__(self, system_identifier: str, directory: Path | None = None) -> None:
-        self.path = (directory or state_dir()) / f"undo-{system_identifier}.json"
+        self.path = journal_path(system_identifier, directory)
 
     def load(self) -> dict[str, dict[str, Any]]:
         """Setting name → {"auto": previous postgresql.auto.conf value or None,
@@ -197,7 +202,7 @@ class ServerSettings:
     async def _restart(self, names: list[str]) -> None:
         server = self.target.bundled
         if server is None:
-            raise RuntimeError(
+            raise SettingsError(
                 f"{', '.join(names)} need a restart and pgwx does not own this server"
             )
         self.notify(f"restarting the bundled server for {', '.join(names)}")
@@ -217,7 +222,7 @@ class ServerSettings:
             if not wrong:
                 return
             if asyncio.get_running_loop().time() > deadline:
-                raise RuntimeError(
+                raise SettingsError(
                     "the server did not take "
                     + ", ".join(f"{n}={v} (still {now.get(n)})" for n, v in wrong.items())
                 )

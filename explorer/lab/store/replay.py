@@ -23,6 +23,7 @@ from explorer.lab.store.recording import SUFFIX, RecordingError, Tape, read_reco
 from explorer.lab.store.results import ResultStore, StoreError
 from explorer.lab.view.runstate import RunView
 from explorer.models import Event, PhaseStarted, Profile, RunRecord, RunStarted, SampleTaken
+from explorer.paths import recordings_dir
 
 _EVENTS: TypeAdapter[list[Event]] = TypeAdapter(list[Event])
 
@@ -32,13 +33,6 @@ at most this many (an hour's 14,000 events are ~0.3 s to fold from the start).""
 
 SPEEDS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0)
 """The speeds `<` and `>` step through."""
-
-
-def recordings_dir() -> Path:
-    """The recordings shipped with pgwx (profiles/recordings)."""
-    from explorer.lab.profiles.catalog import profiles_dir
-
-    return profiles_dir() / "recordings"
 
 
 def speed_label(speed: float) -> str:

@@ -19,43 +19,22 @@ from typing import NamedTuple
 
 from pydantic import TypeAdapter
 
-from explorer.errors import PgwxError
+from explorer.lab.store.backends import (
+    BUSY_TIMEOUT,
+    PostgresBackend,
+    SqlBackend,
+    SqliteBackend,
+    StoreError,
+    is_postgres_url,
+)
 from explorer.models import Environment, Event, RunRecord, RunStatus, TrialResult
-from explorer.paths import data_home
+from explorer.paths import results_files_dir, results_location
+
+__all__ = ["BUSY_TIMEOUT", "ResultStore", "StoreError", "new_run_id"]
 
 _EVENT: TypeAdapter[Event] = TypeAdapter(Event)
 
-BUSY_TIMEOUT = 10.0
-"""Seconds a write waits for another process's transaction (those last milliseconds)."""
-
 INTERRUPTED = "pgwx stopped before the run ended"
-
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS runs (
-    id TEXT PRIMARY KEY, started_at TEXT NOT NULL, profile TEXT NOT NULL,
-    status TEXT NOT NULL, record TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS trials (
-    run_id TEXT NOT NULL REFERENCES runs(id), seq INTEGER NOT NULL, result TEXT NOT NULL,
-    PRIMARY KEY (run_id, seq));
-CREATE TABLE IF NOT EXISTS events (
-    run_id TEXT NOT NULL REFERENCES runs(id), seq INTEGER NOT NULL, event TEXT NOT NULL,
-    PRIMARY KEY (run_id, seq));
-CREATE TABLE IF NOT EXISTS owners (
-    run_id TEXT PRIMARY KEY REFERENCES runs(id), host TEXT NOT NULL, pid INTEGER NOT NULL,
-    started TEXT);
-"""
-_TABLES = {"runs", "trials", "events", "owners"}
-
-
-class StoreError(PgwxError, RuntimeError):
-    """The store cannot be read or written; str() is one sentence."""
-
-
-def default_store_path() -> Path:
-    """$PGWX_RESULTS, else ~/.local/share/pgwx/results.sqlite."""
-    if os.environ.get("PGWX_RESULTS"):
-        return Path(os.environ["PGWX_RESULTS"])
-    return data_home() / "results.sqlite"
 
 
 def new_run_id(now: dt.datetime | None = None) -> str:
@@ -92,15 +71,6 @@ def write_private(path: Path, text: str | bytes) -> Path:
         os.fchmod(out.fileno(), 0o600)  # an older, wider file of the same name
         out.write(text)
     return path
-
-
-def _create_private_file(path: Path) -> None:
-    """Create the store file 0600 before SQLite does; its -wal/-shm files copy the mode."""
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:
-        return
-    os.close(fd)
 
 
 # --------------------------------------------------------------------------- run owners
@@ -159,62 +129,60 @@ def owner_gone(owner: Owner | None) -> bool:
 
 
 class ResultStore:
-    """Runs on disk. Cheap to open; one per process is usual, several are safe.
+    """Runs on disk, or in a team's PostgreSQL. Cheap to open; several are safe.
 
     Events are kept in memory and written in the same short transaction as the next trial
     (or the run's end): no transaction stays open between trials, so other pgwx processes
     can read and write the store at any time, and a killed pgwx loses at most the trial in
     flight.
+
+    Args:
+        path: A SQLite file, or a `postgresql://` URL (see `explorer.lab.store.backends`);
+            `$PGWX_RESULTS` or the local file by default.
     """
 
-    def __init__(self, path: Path | None = None) -> None:
-        self.path = path or default_store_path()
+    def __init__(self, path: Path | str | None = None) -> None:
+        location = str(path) if path is not None else results_location()
         self.owner = this_process()
         self._pending: list[tuple[str, int, str]] = []
         self._written = 0
         """How many held events the open transaction has written (dropped from memory at COMMIT)."""
         self._event_seq: dict[str, int] = {}
+        self.sql: SqlBackend
+        if is_postgres_url(location):
+            self.sql = PostgresBackend(location)
+            self.path: Path | str = self.sql.location
+            self.files_dir = results_files_dir(None)
+            return
+        self.path = Path(location)
+        self.files_dir = results_files_dir(self.path)
+        """Where exports and screenshots of the app go: beside a local store."""
         try:
             private_dir(self.path.parent)
-            _create_private_file(self.path)
-            # Autocommit: every write below is one explicit, short transaction.
-            self.db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT, isolation_level=None)
-            self._prepare()
+            self.sql = SqliteBackend(self.path)
         except (OSError, sqlite3.Error) as exc:
             raise StoreError(
                 f"Cannot open the results store {self.path} ({exc}); set "
                 "PGWX_RESULTS to a writable file."
             ) from None
 
-    def _prepare(self) -> None:
-        """WAL mode and the schema, written only when missing (opening to read never writes)."""
-        if self.db.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
-            self.db.execute("PRAGMA journal_mode=WAL")  # readers never wait for the writer
-        self.db.execute("PRAGMA synchronous=FULL")
-        have = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-        if not _TABLES <= have:
-            with self._write():
-                for statement in SCHEMA.split(";"):
-                    if statement.strip():
-                        self.db.execute(statement)
+    @property
+    def db(self) -> sqlite3.Connection:
+        """The SQLite connection of a local store (tests and repairs look inside)."""
+        assert isinstance(self.sql, SqliteBackend), "a PostgreSQL store has no sqlite3 handle"
+        return self.sql.db
 
     @contextmanager
     def _write(self) -> Iterator[None]:
         """One short write transaction, waiting up to BUSY_TIMEOUT for another writer."""
-        try:
-            self.db.execute("BEGIN IMMEDIATE")
-        except sqlite3.OperationalError as exc:
-            raise StoreError(
-                f"The results store {self.path} stayed busy for {BUSY_TIMEOUT:.0f} s "
-                f"({exc}); try again when the other pgwx has written its trial."
-            ) from None
+        self.sql.begin()
         try:
             yield
         except BaseException:
             self._written = 0  # still held: the next transaction writes them again
-            self.db.execute("ROLLBACK")
+            self.sql.rollback()
             raise
-        self.db.execute("COMMIT")
+        self.sql.commit()
         del self._pending[: self._written]
         self._written = 0
 
@@ -223,16 +191,16 @@ class ResultStore:
         if self._pending:
             with self._write():
                 self._flush_events()
-        self.db.close()
+        self.sql.close()
 
     # ------------------------------------------------------------------ writing
     def _flush_events(self) -> None:
-        self.db.executemany("INSERT INTO events VALUES (?, ?, ?)", self._pending)
+        self.sql.many("INSERT INTO events VALUES (?, ?, ?)", self._pending)
         self._written = len(self._pending)
 
     def _insert_run(self, record: RunRecord) -> None:
         """The run's row (its trials go in their own table), inside the caller's write."""
-        self.db.execute(
+        self.sql.run(
             "INSERT INTO runs VALUES (?, ?, ?, ?, ?)",
             (
                 record.id,
@@ -255,17 +223,16 @@ class ResultStore:
         interrupted = self.mark_interrupted()
         with self._write():
             self._insert_run(record)
-            self.db.execute("INSERT INTO owners VALUES (?, ?, ?, ?)", (record.id, *self.owner))
+            self.sql.run("INSERT INTO owners VALUES (?, ?, ?, ?)", (record.id, *self.owner))
         return interrupted
 
     def add_trial(self, run_id: str, result: TrialResult) -> None:
         """Keep one finished trial and the events before it, durably, before the next starts."""
         with self._write():
             self._flush_events()
-            seq = self.db.execute(
-                "SELECT count(*) FROM trials WHERE run_id = ?", (run_id,)
-            ).fetchone()[0]
-            self.db.execute(
+            row = self.sql.one("SELECT count(*) FROM trials WHERE run_id = ?", (run_id,))
+            seq = int(row[0]) if row else 0
+            self.sql.run(
                 "INSERT INTO trials VALUES (?, ?, ?)", (run_id, seq, result.model_dump_json())
             )
 
@@ -313,7 +280,7 @@ class ResultStore:
         record.status = status
         record.reason = reason
         record.finished_at = dt.datetime.now(dt.UTC)
-        self.db.execute(
+        self.sql.run(
             "UPDATE runs SET status = ?, record = ? WHERE id = ?",
             (status, record.model_dump_json(exclude={"trials"}), run_id),
         )
@@ -325,11 +292,11 @@ class ResultStore:
         """
         with self._write():
             self._insert_run(record)
-            self.db.executemany(
+            self.sql.many(
                 "INSERT INTO trials VALUES (?, ?, ?)",
                 [(record.id, n, t.model_dump_json()) for n, t in enumerate(record.trials)],
             )
-            self.db.executemany(
+            self.sql.many(
                 "INSERT INTO events VALUES (?, ?, ?)",
                 [(record.id, n, e.model_dump_json()) for n, e in enumerate(events)],
             )
@@ -352,22 +319,19 @@ class ResultStore:
     # ------------------------------------------------------------------ reading
     def has_run(self, run_id: str) -> bool:
         """The store holds a run with exactly this id."""
-        row = self.db.execute("SELECT 1 FROM runs WHERE id = ?", (run_id,)).fetchone()
-        return row is not None
+        return self.sql.one("SELECT 1 FROM runs WHERE id = ?", (run_id,)) is not None
 
     def _owner(self, run_id: str) -> Owner | None:
-        row = self.db.execute(
-            "SELECT host, pid, started FROM owners WHERE run_id = ?", (run_id,)
-        ).fetchone()
+        row = self.sql.one("SELECT host, pid, started FROM owners WHERE run_id = ?", (run_id,))
         return Owner(*row) if row else None
 
     def _orphans(self) -> list[str]:
         """Runs marked running whose owner process is gone."""
-        running = [r[0] for r in self.db.execute("SELECT id FROM runs WHERE status = 'running'")]
+        running = [r[0] for r in self.sql.all("SELECT id FROM runs WHERE status = 'running'")]
         return [run_id for run_id in running if owner_gone(self._owner(run_id))]
 
     def _stored_record(self, run_id: str) -> RunRecord:
-        row = self.db.execute("SELECT record FROM runs WHERE id = ?", (run_id,)).fetchone()
+        row = self.sql.one("SELECT record FROM runs WHERE id = ?", (run_id,))
         if row is None:
             raise StoreError(f"No run {run_id!r} in {self.path}; `pgwx runs` lists them.")
         return RunRecord.model_validate_json(row[0])
@@ -387,13 +351,11 @@ class ResultStore:
         What a person means by 'latest' is `choose()`: the latest run with results.
         """
         if ref == "latest":
-            row = self.db.execute(
-                "SELECT id FROM runs ORDER BY started_at DESC, id DESC LIMIT 1"
-            ).fetchone()
+            row = self.sql.one("SELECT id FROM runs ORDER BY started_at DESC, id DESC LIMIT 1")
             if row is None:
                 raise StoreError("No runs yet; start one with `pgwx run PROFILE`.")
             return str(row[0])
-        rows = self.db.execute("SELECT id FROM runs WHERE id LIKE ? || '%'", (ref,)).fetchall()
+        rows = self.sql.all("SELECT id FROM runs WHERE id LIKE ? || '%'", (ref,))
         if len(rows) != 1:
             what = "No run" if not rows else f"{len(rows)} runs"
             raise StoreError(f"{what} matches {ref!r}; `pgwx runs` lists them.")
@@ -405,11 +367,11 @@ class ResultStore:
         A run still going (in another terminal) is half a table: it is the latest only when
         no ended run has results.
         """
-        row = self.db.execute(
+        row = self.sql.one(
             "SELECT id FROM runs WHERE EXISTS (SELECT 1 FROM trials t WHERE t.run_id = "
-            "runs.id AND json_extract(t.result, '$.status') = 'ok') "
+            f"runs.id AND {self.sql.trial_status} = 'ok') "
             "ORDER BY status = 'running', started_at DESC, id DESC LIMIT 1"
-        ).fetchone()
+        )
         if row is None:
             self.resolve("latest")  # no runs at all says so
             raise StoreError("No run has a finished trial yet; `pgwx runs` lists them by id.")
@@ -435,7 +397,7 @@ class ResultStore:
         record = self._record_row(run_id)
         record.trials = [
             TrialResult.model_validate_json(r[0])
-            for r in self.db.execute(
+            for r in self.sql.all(
                 "SELECT result FROM trials WHERE run_id = ? ORDER BY seq", (run_id,)
             )
         ]
@@ -443,15 +405,15 @@ class ResultStore:
 
     def list_runs(self, limit: int = 50) -> list[RunRecord]:
         """Newest first, without trials."""
-        rows = self.db.execute(
+        rows = self.sql.all(
             "SELECT record FROM runs ORDER BY started_at DESC, id DESC LIMIT ?", (limit,)
-        ).fetchall()
+        )
         return [self._as_seen(RunRecord.model_validate_json(r[0])) for r in rows]
 
     def trial_counts(self, run_id: str) -> dict[str, int]:
         """Trials by status, for listings."""
         counts: dict[str, int] = {}
-        for (raw,) in self.db.execute("SELECT result FROM trials WHERE run_id = ?", (run_id,)):
+        for (raw,) in self.sql.all("SELECT result FROM trials WHERE run_id = ?", (run_id,)):
             status = TrialResult.model_validate_json(raw).status
             counts[status] = counts.get(status, 0) + 1
         return counts
@@ -463,7 +425,7 @@ class ResultStore:
         """
         run_id = self.resolve(ref)
         held = [raw for rid, _seq, raw in self._pending if rid == run_id]
-        for (raw,) in self.db.execute(
+        for (raw,) in self.sql.all(
             "SELECT event FROM events WHERE run_id = ? ORDER BY seq", (run_id,)
         ):
             yield _EVENT.validate_json(raw)

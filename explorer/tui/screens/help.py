@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Markdown
 
+from explorer.tui.keys import LabKey
 from explorer.tui.widgets.activity import FLUSH_NOTE
 
 PANES = f"""
@@ -47,14 +50,11 @@ At 80 columns the panes become tabs: **tab** / **shift+tab** move between widget
 """
 
 
-def keys_table(bindings: list[Binding]) -> str:
-    """A markdown list of the shown bindings: key, action, what it does."""
+def keys_table(keys: Sequence[LabKey]) -> str:
+    """A markdown list of the keys: key, action, what it does."""
     lines = ["## Keys", ""]
-    for b in bindings:
-        if not b.description:
-            continue
-        key = b.key_display or b.key.replace("question_mark", "?")
-        lines.append(f"- `{key}` **{b.description}** — {b.tooltip}")
+    for key in keys:
+        lines.append(f"- `{key.shown}` **{key.label}** — {key.tooltip}")
     lines.append("- `ctrl+p` **Command palette** — every action, searchable")
     return "\n".join(lines)
 
@@ -63,7 +63,7 @@ class HelpScreen(ModalScreen[None]):
     """Keys and panes, over the main screen.
 
     Args:
-        bindings: The main screen's bindings, so the list cannot drift from the keys.
+        keys: The main screen's key table, so the list cannot drift from the keys.
     """
 
     DEFAULT_CSS = """
@@ -86,16 +86,16 @@ class HelpScreen(ModalScreen[None]):
         ),
     ]
 
-    def __init__(self, bindings: list[Binding]) -> None:
+    def __init__(self, keys: Sequence[LabKey]) -> None:
         super().__init__()
-        self._lab_bindings = bindings
+        self._lab_keys = keys
 
     def compose(self) -> ComposeResult:
         """The help text."""
         with VerticalScroll(id="help-body"):
             yield Markdown(
                 "# pgwx — the PostgreSQL write path, live\n\n"
-                + keys_table(self._lab_bindings)
+                + keys_table(self._lab_keys)
                 + "\n"
                 + PANES
             )

@@ -1,20 +1,16 @@
 """The main screen: knobs, duration, server activity, results and log, and every key.
 
 Layout, keys and repainting live here; the workers (server, run, replay, quit) live in the
-`RunController` (screens/runs.py) that this screen composes and listens to. At 110×30 and
+`RunController` (tui/controller.py) that this screen composes and listens to. At 110×30 and
 up the panes sit side by side as in the mockup; below that they become tabs, chosen by the
 breakpoint classes Textual sets on the screen.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import TYPE_CHECKING
-
 from rich.text import Text
 from textual import events, on
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Container, Vertical
 from textual.reactive import Reactive, reactive
 from textual.screen import Screen
@@ -23,6 +19,7 @@ from textual.widget import Widget
 from textual.widgets import DataTable, Footer, Tab, Tabs
 
 from explorer.analysis.report import to_markdown
+from explorer.lab.profiles.naming import variant_name
 from explorer.lab.store.replay import speed_label
 from explorer.lab.store.results import write_private
 from explorer.lab.view.runstate import RunView
@@ -37,9 +34,12 @@ from explorer.models import (
     TrialStarted,
     Variant,
 )
+from explorer.paths import exports_dir, screenshots_dir
 from explorer.server.connect import Target
+from explorer.tui.config import LabConfig
+from explorer.tui.controller import RunController
+from explorer.tui.keys import LAB_KEYS, PANES, lab_bindings
 from explorer.tui.screens.help import HelpScreen
-from explorer.tui.screens.runs import RunController, variant_name
 from explorer.tui.widgets.activity import ActivityPane
 from explorer.tui.widgets.duration import DurationPane
 from explorer.tui.widgets.header import ServerHeader
@@ -48,14 +48,9 @@ from explorer.tui.widgets.log import LabLog
 from explorer.tui.widgets.results import MechanismLine, ResultsTable
 from explorer.tui.widgets.summary import SummaryCard
 
-if TYPE_CHECKING:
-    from explorer.tui.app import PgwxApp
-
 LEVEL_STYLE = {"info": "", "warning": "yellow", "error": "bold red"}
 """Log level → style (the mark, readable without colour, is `stream.LEVEL_MARK`'s)."""
 
-CHART = Binding.Group("chart", compact=True)
-REPLAY = Binding.Group("replay", compact=True)
 RUN_ACTIONS = ("run", "matrix", "cancel", "toggle_pause")
 """Actions of a live run: hidden from the footer in a replay (where space pauses the replay
 itself, not only the view)."""
@@ -67,193 +62,13 @@ REFRESH_STEPS = (0.25, 0.5, 1.0, 2.0, 5.0)
 """Refresh intervals `+` / `-` step through, in seconds (pg_activity's habit)."""
 DEFAULT_REFRESH = 1.0
 """Seconds between repaints of the live parts (clock, progress, chart, caption)."""
-PANES = ("knobs", "duration", "activity", "results")
-"""Pane ids, which are also the tab ids on narrow terminals (tab-<id>)."""
 
 
 class LabScreen(Screen[None]):
     """Knobs, live duration and server activity, results, log."""
 
-    BINDINGS = [
-        Binding("r", "run", "Run", id="lab.run", tooltip="Run the variant the knobs describe"),
-        Binding(
-            "m",
-            "matrix",
-            "Matrix",
-            id="lab.matrix",
-            tooltip="Run every variant of the chosen profile",
-        ),
-        Binding(
-            "c",
-            "cancel",
-            "Cancel",
-            id="lab.cancel",
-            tooltip="Stop the run; the server's settings are put back",
-        ),
-        Binding(
-            "space",
-            "replay_pause",
-            "Pause",
-            id="lab.replay-pause",
-            tooltip="Pause or resume the replay",
-        ),
-        Binding(
-            "less_than_sign",
-            "replay_speed(-1)",
-            "Slower",
-            key_display="<",
-            group=REPLAY,
-            id="lab.replay-slower",
-            tooltip="Replay slower (0.25× to 16×)",
-        ),
-        Binding(
-            "greater_than_sign",
-            "replay_speed(1)",
-            "Faster",
-            key_display=">",
-            group=REPLAY,
-            id="lab.replay-faster",
-            tooltip="Replay faster (0.25× to 16×)",
-        ),
-        Binding(
-            "left_square_bracket",
-            "replay_phase(-1)",
-            "Prev phase",
-            key_display="[",
-            group=REPLAY,
-            id="lab.replay-prev-phase",
-            tooltip="Jump back to where the previous phase started",
-        ),
-        Binding(
-            "right_square_bracket",
-            "replay_phase(1)",
-            "Next phase",
-            key_display="]",
-            group=REPLAY,
-            id="lab.replay-next-phase",
-            tooltip="Jump to where the next phase starts",
-        ),
-        Binding(
-            "g",
-            "replay_jump('start')",
-            "Start",
-            group=REPLAY,
-            id="lab.replay-start",
-            tooltip="Jump to the start of the replay",
-        ),
-        Binding(
-            "G",
-            "replay_jump('end')",
-            "End",
-            group=REPLAY,
-            id="lab.replay-end",
-            tooltip="Jump to the end of the replay",
-        ),
-        Binding(
-            "i",
-            "chart('io')",
-            "io",
-            id="lab.chart-io",
-            group=CHART,
-            tooltip="pg_stat_io writes/extends/fsyncs by backend type",
-        ),
-        Binding(
-            "w",
-            "chart('waits')",
-            "waits",
-            id="lab.chart-waits",
-            group=CHART,
-            tooltip="Wait events of the workload's backends, stacked",
-        ),
-        Binding(
-            "l",
-            "chart('wal')",
-            "wal",
-            id="lab.chart-wal",
-            group=CHART,
-            tooltip="WAL MiB/s from the insert position",
-        ),
-        Binding(
-            "p",
-            "next_phase",
-            "Phase",
-            id="lab.phase",
-            tooltip="Compare the next phase in the duration bars",
-        ),
-        Binding(
-            "e",
-            "export",
-            "Export",
-            id="lab.export",
-            tooltip="Write the results table as markdown under the results directory",
-        ),
-        Binding(
-            "s",
-            "screenshot",
-            "Shot",
-            id="lab.screenshot",
-            tooltip="Save an SVG screenshot under the results directory",
-        ),
-        Binding(
-            "space",
-            "toggle_pause",
-            "Pause",
-            id="lab.pause",
-            tooltip="Freeze the live view (the run goes on); again to catch up",
-        ),
-        Binding(
-            "plus",
-            "refresh_interval(1)",
-            "Slower",
-            key_display="+",
-            show=False,
-            id="lab.refresh-slower",
-            tooltip="Repaint the live view less often (lighter over a slow link)",
-        ),
-        Binding(
-            "minus",
-            "refresh_interval(-1)",
-            "Faster",
-            key_display="-",
-            show=False,
-            id="lab.refresh-faster",
-            tooltip="Repaint the live view more often",
-        ),
-        Binding(
-            "question_mark",
-            "help",
-            "Help",
-            key_display="?",
-            id="lab.help",
-            tooltip="Keys, panes, and why some counters land late",
-        ),
-        Binding(
-            "R",
-            "reconnect",
-            "Retry",
-            key_display="R",
-            id="lab.reconnect",
-            tooltip="Try the server again after it could not be reached",
-        ),
-        Binding(
-            "q",
-            "quit",
-            "Quit",
-            id="lab.quit",
-            tooltip="Quit; a run is cancelled and the server put back first",
-        ),
-        *(
-            Binding(
-                str(n),
-                f"pane('{pane}')",
-                f"{pane.title()} pane",
-                show=False,
-                id=f"lab.pane-{pane}",
-                tooltip=f"Go to the {pane} pane",
-            )
-            for n, pane in enumerate(PANES, start=1)
-        ),
-    ]
+    BINDINGS = lab_bindings()
+    """Made from the key table (`tui/keys.py`), as the palette and the help are."""
 
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-wide")]
     VERTICAL_BREAKPOINTS = [(0, "-short"), (30, "-tall")]
@@ -268,11 +83,13 @@ class LabScreen(Screen[None]):
     """The server's capabilities (the connected one, or a replayed run's): the one copy,
     bound into the header, the knob panel and the activity pane with `data_bind`."""
 
-    def __init__(self) -> None:
+    def __init__(self, config: LabConfig) -> None:
         super().__init__()
+        self.config = config
+        """How the lab was opened (the app's arguments, frozen)."""
         self.view = RunView()
         """The run on screen (the controller feeds it, the panes draw it)."""
-        self.controller = RunController(self.view)
+        self.controller = RunController(self.view, config)
         """The workers: server, run, replay, quit."""
         self.choice: KnobPanel.Changed | None = None
         """What the knob panel last said it describes (profile, size, knobs)."""
@@ -285,11 +102,6 @@ class LabScreen(Screen[None]):
         self._stale = False
         self._timer: Timer | None = None
         self._running_key: object = None
-
-    @property
-    def pgwx(self) -> PgwxApp:
-        """The app, typed."""
-        return self.app  # type: ignore[return-value]
 
     @property
     def target(self) -> Target | None:
@@ -327,7 +139,7 @@ class LabScreen(Screen[None]):
         yield Tabs(*(Tab(p.title(), id=f"tab-{p}") for p in PANES), id="tabs")
         with Container(id="panes"):
             yield KnobPanel(
-                self.pgwx.profiles, allow_risky=self.pgwx.allow_risky, id="knobs"
+                list(self.config.profiles), allow_risky=self.config.allow_risky, id="knobs"
             ).data_bind(LabScreen.caps)
             yield DurationPane(self.view, id="duration")
             yield ActivityPane(self.view, id="activity").data_bind(LabScreen.caps)
@@ -343,20 +155,21 @@ class LabScreen(Screen[None]):
         self.query_one("#knobs").add_class("-current")
         self.query_one("#results").border_title = "Results"
         self._timer = self.set_interval(self.refresh_interval, self._tick)
-        for problem in self.pgwx.profile_problems:
+        config = self.config
+        for problem in config.profile_problems:
             self.note(problem, "warning")
-        app = self.pgwx
         header = self.query_one(ServerHeader)
-        if app.replay is not None:
+        if config.replay is not None:
             self.show_replay_header()
-            if app.replay.profile is not None:
-                self.knob_panel.show_profile(app.replay.profile, app.replay.scale)
+            if config.replay.profile is not None:
+                self.knob_panel.show_profile(config.replay.profile, config.replay.scale)
             self.set_tab("duration")
-            self.controller.replay_run(app.replay)
-        elif app.target is not None:
-            self.controller.target_ready(app.target)
+            self.controller.replay_run(config.replay)
+        elif config.server.target is not None:
+            self.controller.target_ready(config.server.target)
         else:
-            header.label = "connecting…" if app.dsn_or_env else "starting bundled PostgreSQL…"
+            bundled = not config.server.user_server
+            header.label = "starting bundled PostgreSQL…" if bundled else "connecting…"
             self.controller.start_server()
 
     def on_resize(self, event: events.Resize) -> None:
@@ -439,7 +252,7 @@ class LabScreen(Screen[None]):
         if isinstance(event, RunStarted):
             header = self.query_one(ServerHeader)
             header.bundled = event.server.bundled
-            if self.pgwx.replay is None:
+            if self.config.replay is None:
                 header.label = event.server.dsn_masked
             self.caps = event.server.capabilities
         if self.paused:
@@ -471,7 +284,7 @@ class LabScreen(Screen[None]):
             return
         duration = self.query_one(DurationPane)
         duration.show_summary(record)
-        if self.pgwx.replay is None or self.query_one(Tabs).active == "tab-duration":
+        if self.config.replay is None or self.query_one(Tabs).active == "tab-duration":
             self.set_tab("duration")
             duration.card.focus()
 
@@ -493,13 +306,13 @@ class LabScreen(Screen[None]):
             self.query_one(
                 ServerHeader
             ).run = f"{name} {view.trial_index}/{view.total_trials} {view.status}"
-            live = view.running or self.pgwx.replay is not None
+            live = view.running or self.config.replay is not None
             key = (live, view.variant, view.record.id)
             if key == self._running_key:
                 pass  # the panel already shows this: repainting it would cost a layout pass
             elif live:
                 now = Text("now: ", style="dim")
-                label = view.variant or ("replay" if self.pgwx.replay else "preparing")
+                label = view.variant or ("replay" if self.config.replay else "preparing")
                 now.append(label, style="bold reverse")
                 panel.set_running(now)
                 variants = view.record.profile.variants
@@ -571,7 +384,7 @@ class LabScreen(Screen[None]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """A replay shows its own keys instead of the run keys; Cancel is dimmed when there
         is nothing to cancel."""
-        replay = self.pgwx.replay is not None
+        replay = self.config.replay is not None
         if action in RUN_ACTIONS and replay:
             return False
         if action in REPLAY_ACTIONS:
@@ -647,15 +460,15 @@ class LabScreen(Screen[None]):
     # ------------------------------------------------------------------ replay
     def show_replay_header(self) -> None:
         """'REPLAY 4× · recorded 2026-11-22 14:03 on PostgreSQL 18.6 (bundled)'."""
-        app, player = self.pgwx, self.controller.player
-        if app.replay is None:
+        replay, player = self.config.replay, self.controller.player
+        if replay is None:
             return
-        speed = player.speed if player is not None else app.replay.speed
+        speed = player.speed if player is not None else replay.speed
         state = speed_label(speed) if speed > 0 else "all at once"
         if player is not None and player.paused:
             state += " paused"
         header = self.query_one(ServerHeader)
-        header.label = f"REPLAY {state} · {app.replay.headline()}"
+        header.label = f"REPLAY {state} · {replay.headline()}"
         # Two rows: what is replayed, and when and where it was recorded, must not be cut
         # short by the recorded server's badges.
         header.styles.height = 2
@@ -752,7 +565,7 @@ class LabScreen(Screen[None]):
 
     def action_help(self) -> None:
         """Keys and panes."""
-        self.app.push_screen(HelpScreen([b for b in self.BINDINGS if isinstance(b, Binding)]))
+        self.app.push_screen(HelpScreen(LAB_KEYS))
 
     def action_export(self) -> None:
         """Write the table as markdown next to the results store, and say where."""
@@ -760,13 +573,13 @@ class LabScreen(Screen[None]):
         if record is None or not record.trials:
             self.note("nothing to export yet: no trial has finished")
             return
-        folder = Path(self.pgwx.store.path).parent / "exports"
+        folder = exports_dir(self.config.store.files_dir)
         path = write_private(folder / f"{record.id}.md", to_markdown(record))
         self.note(f"table written to {path}")
 
     def action_screenshot(self) -> None:
         """Save an SVG of the screen next to the results store, and say where."""
-        folder = Path(self.pgwx.store.path).parent / "screenshots"
+        folder = screenshots_dir(self.config.store.files_dir)
         folder.mkdir(parents=True, exist_ok=True)
         # The next free number: a new session never overwrites an earlier session's shots.
         stem = f"pgwx-{self.view.run_id or 'idle'}"

@@ -7,42 +7,35 @@ Starting the bundled server blocks, so it runs in a thread; everything else is a
 runner calls `_emit` on the event loop for every event: `_emit` folds the event into the
 `RunView` at once (cheap, so nothing is lost) and posts a message to repaint. Sample messages
 replace each other while queued, so a slow terminal never builds a backlog.
+
+It reads nothing from the app: it is handed a frozen `LabConfig` (store, server choice,
+sampling, consent) and owns the server session, which the app releases through it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from textual import on, work
 from textual.message import Message
 from textual.widget import Widget
 from textual.worker import Worker, WorkerCancelled, WorkerFailed, WorkerState
 
-from explorer.lab.run.limits import check_sizes
-from explorer.lab.run.runner import one_sentence
+from explorer.lab.run.request import RunRequest
 from explorer.lab.run.session import Session
 from explorer.lab.run.settings import JournalUnreadable
 from explorer.lab.store.replay import Player, ReplaySource
 from explorer.lab.view.runstate import RunView
-from explorer.models import (
-    Capabilities,
-    Event,
-    Knobs,
-    Notice,
-    Profile,
-    RunEnded,
-    SampleTaken,
-    Variant,
-)
+from explorer.models import Capabilities, Event, Notice, Profile, RunEnded, SampleTaken
 from explorer.server.connect import Target
-
-if TYPE_CHECKING:
-    from explorer.tui.app import PgwxApp
+from explorer.server.failures import failure_reason
+from explorer.tui.config import LabConfig
 
 REPLAY_REPAINT_HZ = 4.0
 """Most sample repaints per second during a replay: what a live run at 4 Hz costs."""
@@ -58,58 +51,12 @@ WORKER_WHAT = {
 """Worker name → what to call it in a one-sentence error."""
 
 
-NAME_MAX: int = next(
-    m.max_length for m in Variant.model_fields["name"].metadata if hasattr(m, "max_length")
-)
-"""Longest variant name the store accepts (models.Variant)."""
-
-
-def shorten(name: str, limit: int = NAME_MAX) -> str:
-    """`name`, or its first `limit - 1` characters and an ellipsis: never silently cut."""
-    return name if len(name) <= limit else name[: limit - 1].rstrip() + "…"
-
-
-def variant_name(knobs: Knobs, taken: Mapping[str, Knobs] | None = None) -> str:
-    """A short label of the knobs that differ from the defaults, e.g. 'unlogged sc=off'.
-
-    Args:
-        knobs: The variant's knobs.
-        taken: Names already in the table and their knobs: a different variant that would
-            get the same label is numbered ('… #2') instead, so no two share a name.
-    """
-    short = {
-        "fk": "fk",
-        "toast": "toast",
-        "load_in_create_txn": "same-txn",
-        "pregrown": "pregrown",
-        "synchronous_commit": "sc",
-        "fsync": "fsync",
-        "full_page_writes": "fpw",
-        "wal_level": "wal",
-        "temp_buffers": "tb",
-        "shared_buffers": "sb",
-        "track_io_timing": "tiot",
-    }
-    parts = [knobs.table_kind.value]
-    for field, label in short.items():
-        value = getattr(knobs, field)
-        if value != Knobs.model_fields[field].default:
-            shown = ("on" if value else "off") if isinstance(value, bool) else str(value)
-            parts.append(f"{label}={getattr(value, 'value', shown)}")
-    full = " ".join(parts)
-    taken = taken or {}
-    name, number = shorten(full), 2
-    while name in taken and taken[name] != knobs:
-        suffix = f" #{number}"
-        name, number = shorten(full, NAME_MAX - len(suffix)) + suffix, number + 1
-    return name
-
-
 class RunController(Widget):
     """The lab's workers: reach and open the server, run, replay, cancel, quit.
 
     Args:
         view: The run state it feeds (the screen's widgets draw from the same object).
+        config: How the lab was opened (server choice, store, sampling, consent).
     """
 
     DEFAULT_CSS = """
@@ -177,14 +124,19 @@ class RunController(Widget):
         finished: bool
         """It has ended (however)."""
 
-    def __init__(self, view: RunView) -> None:
+    def __init__(self, view: RunView, config: LabConfig) -> None:
         super().__init__()
         self.view = view
         """The run on screen."""
+        self.config = config
+        """How the lab was opened."""
         self.target: Target | None = None
         """The server, once reached."""
         self.session: Session | None = None
-        """The session on it (the app's, so that it is released however the app ends)."""
+        """The session on it, owned here: `release` stops the bundled server pgwx started."""
+        self.put_back = threading.Event()
+        """Set once quitting has undone the run and released the server (a thread that
+        ends a process whose terminal is gone waits for it)."""
         self.runner: Any = None
         """The runner of the latest run (its clock drives the live timer)."""
         self.failed: str | None = None
@@ -194,11 +146,6 @@ class RunController(Widget):
         self._cancelling = False
         self._quitting = False
 
-    @property
-    def pgwx(self) -> PgwxApp:
-        """The app, typed."""
-        return self.app  # type: ignore[return-value]
-
     def say(self, text: str, level: str = "info") -> None:
         """A log line, through the screen (safe from a thread: post_message is)."""
         self.post_message(self.Said(text, level))
@@ -207,21 +154,23 @@ class RunController(Widget):
     @work(thread=True, exclusive=True, group="server", name="server", exit_on_error=False)
     def start_server(self) -> None:
         """Reach the user's server, or start the bundled one (blocking, so in a thread)."""
-        app = self.pgwx
-        if app.dsn_or_env:
+        choice = self.config.server
+        if choice.user_server:
             self.say("connecting…")
         session = Session.resolve(
-            app.store,
-            dsn=app.dsn,
-            data_dir=app.data_dir,
-            keep_server=app.keep_server,
+            self.config.store,
+            dsn=choice.dsn,
+            data_dir=choice.data_dir,
+            keep_server=choice.keep_server,
             say=self.say,
         )
-        app.session = session
+        # Kept at once, from this thread: if the app dies before `target_ready` runs, the
+        # server started here is still released (the app's last act is `release`).
+        self.session = session
         server = session.target.bundled
         if server is not None and not server.started_here and server.holder is None:
             # Running, not started by this process, held by nobody: a pgwx that died left it.
-            if app.keep_server:
+            if choice.keep_server:
                 self.say(
                     f"found the bundled server in {server.data_dir} left running by an "
                     "earlier pgwx; --keep-server leaves it running",
@@ -234,16 +183,14 @@ class RunController(Widget):
                     "warning",
                 )
                 server.started_here = True  # ours now: released (stopped) like one we started
-        app.call_from_thread(self.target_ready, session.target)
+        self.app.call_from_thread(self.target_ready, session.target)
 
     def target_ready(self, target: Target) -> None:
         """The server is reachable (or should be): open the session on it."""
         self.target = target
-        session = self.pgwx.session
-        if session is None or session.target is not target:
+        if self.session is None or self.session.target is not target:
             # A target handed to the app (tests) belongs to whoever made it: never stopped here.
-            session = self.pgwx.session = Session(target, self.pgwx.store, keep_server=True)
-        self.session = session
+            self.session = Session(target, self.config.store, keep_server=True)
         self.post_message(self.TargetReached(target))
         self.open_session()
 
@@ -275,7 +222,7 @@ class RunController(Widget):
 
     def why_not(self, caps: Capabilities | None) -> str | None:
         """Why a run may not start now (None: it may)."""
-        if self.pgwx.replay is not None:
+        if self.config.replay is not None:
             return "this is a replay: there is no server to run on"
         if self.view.running or self.busy():
             return "a run is in progress; c cancels it"
@@ -290,21 +237,18 @@ class RunController(Widget):
         self, profile: Profile, scale: float, caps: Capabilities, *, single: bool
     ) -> None:
         """Run in the background; the runner undoes everything however it ends."""
-        from explorer.lab.run.runner import Runner, RunOptions
+        from explorer.lab.run.runner import Runner
 
         assert self.target is not None
-        app = self.pgwx
-        check_sizes(profile, scale=scale)  # one sentence in the log, before any server work
-        options = RunOptions(
-            scale=scale, allow_risky=app.allow_risky, sample_interval=app.sample_interval
-        )
-        runner = Runner(
-            self.target,
+        config = self.config
+        # One sentence in the log, before any server work, if the run may not be.
+        request = RunRequest.build(
             profile,
-            app.store,
-            options,
-            caps=caps,
+            scale=scale,
+            allow_risky=config.allow_risky,
+            sample_interval=config.sample_interval,
         )
+        runner = Runner(self.target, profile, config.store, request.options, caps=caps)
         self.runner, self._cancelling = runner, False
         self.view.profile, self.view.scale, self.view.accumulate = profile, scale, single
         await runner.run(self._emit)
@@ -411,13 +355,15 @@ class RunController(Widget):
     # ------------------------------------------------------------------ workers
     @on(Worker.StateChanged)
     def _worker_changed(self, event: Worker.StateChanged) -> None:
-        """The one place worker failures are reported: one sentence, no traceback."""
+        """The one place worker failures are reported: one sentence; a programming error's
+        traceback goes to the log, which the sentence names."""
         worker = event.worker
         if event.state == WorkerState.ERROR and worker.error is not None:
             what = WORKER_WHAT.get(worker.name, worker.name or "A background task")
-            self.say(f"{what} failed: {one_sentence(worker.error)}", "error")
+            why = failure_reason(worker.error)
+            self.say(f"{what} failed: {why}", "error")
             if worker.name in ("server", "probe"):
-                self.failed = one_sentence(worker.error)
+                self.failed = why
                 pending = isinstance(worker.error, JournalUnreadable)
                 self.post_message(self.ConnectFailed(self.failed, pending))
         if worker.group == "run" and worker.is_finished:
@@ -445,7 +391,7 @@ class RunController(Widget):
             if worker.group in ("run", "server") and worker.is_running:
                 with contextlib.suppress(WorkerCancelled, WorkerFailed):
                     await worker.wait()
-        session = self.pgwx.session
+        session = self.session
         if session is not None and session.bundled_here is not None and not session.keep_server:
             self.say("stopping bundled PostgreSQL…")
             stop = self.run_worker(
@@ -453,5 +399,15 @@ class RunController(Widget):
             )
             with contextlib.suppress(WorkerCancelled, WorkerFailed):
                 await stop.wait()
-        self.pgwx.put_back.set()
+        self.put_back.set()
         self.app.exit()
+
+    def release(self, say: Callable[[str], None] = lambda _m: None) -> None:
+        """Release the server: stop the bundled one if this lab started it, unless kept.
+
+        The app's last act however it ends (a crash of the UI included); after a clean quit
+        there is nothing left to do.
+        """
+        if self.session is not None:
+            with contextlib.suppress(Exception):
+                self.session.release(say)

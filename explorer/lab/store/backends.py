@@ -1,0 +1,329 @@
+"""Where the results store keeps its rows: a local SQLite file, or a team's PostgreSQL.
+
+`ResultStore` speaks one small SQL dialect (`?` placeholders, four tables) through either
+backend. SQLite is the default (standard library, one file per person). PostgreSQL
+(`PGWX_RESULTS=postgresql://…`) keeps the same tables in a schema of pgwx's own, `pgwx_results`,
+with the records as `jsonb` and a long-format view for charts (`measurements`), so a team's
+runs from several machines and server versions land in one history.
+
+The store's API is synchronous (a trial is written between two trials, on purpose), while
+asyncpg is asynchronous: the PostgreSQL backend runs its one connection on a private event
+loop in a daemon thread and waits for each statement, as `sqlite3` would.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import sqlite3
+import threading
+from collections.abc import Coroutine, Iterable, Sequence
+from pathlib import Path
+from typing import Any, Protocol, TypeVar
+
+import asyncpg
+
+from explorer.errors import PgwxError
+
+T = TypeVar("T")
+
+BUSY_TIMEOUT = 10.0
+"""Seconds a write waits for another process's transaction (those last milliseconds)."""
+
+SCHEMA_VERSION = 1
+"""The version of the PostgreSQL store's tables this pgwx writes (kept in `pgwx_results.meta`)."""
+
+PG_SCHEMA = "pgwx_results"
+"""The schema of pgwx's own in the team's database."""
+
+SQLITE_TABLES = """
+CREATE TABLE IF NOT EXISTS runs (
+    id TEXT PRIMARY KEY, started_at TEXT NOT NULL, profile TEXT NOT NULL,
+    status TEXT NOT NULL, record TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS trials (
+    run_id TEXT NOT NULL REFERENCES runs(id), seq INTEGER NOT NULL, result TEXT NOT NULL,
+    PRIMARY KEY (run_id, seq));
+CREATE TABLE IF NOT EXISTS events (
+    run_id TEXT NOT NULL REFERENCES runs(id), seq INTEGER NOT NULL, event TEXT NOT NULL,
+    PRIMARY KEY (run_id, seq));
+CREATE TABLE IF NOT EXISTS owners (
+    run_id TEXT PRIMARY KEY REFERENCES runs(id), host TEXT NOT NULL, pid INTEGER NOT NULL,
+    started TEXT);
+"""
+
+PG_TABLES = f"""
+CREATE SCHEMA IF NOT EXISTS {PG_SCHEMA};
+CREATE TABLE IF NOT EXISTS {PG_SCHEMA}.meta (key text PRIMARY KEY, value text NOT NULL);
+CREATE TABLE IF NOT EXISTS {PG_SCHEMA}.runs (
+    id text PRIMARY KEY, started_at text NOT NULL, profile text NOT NULL,
+    status text NOT NULL, record jsonb NOT NULL);
+CREATE TABLE IF NOT EXISTS {PG_SCHEMA}.trials (
+    run_id text NOT NULL REFERENCES {PG_SCHEMA}.runs(id), seq integer NOT NULL,
+    result jsonb NOT NULL, PRIMARY KEY (run_id, seq));
+CREATE TABLE IF NOT EXISTS {PG_SCHEMA}.events (
+    run_id text NOT NULL REFERENCES {PG_SCHEMA}.runs(id), seq integer NOT NULL,
+    event jsonb NOT NULL, PRIMARY KEY (run_id, seq));
+CREATE TABLE IF NOT EXISTS {PG_SCHEMA}.owners (
+    run_id text PRIMARY KEY REFERENCES {PG_SCHEMA}.runs(id), host text NOT NULL,
+    pid integer NOT NULL, started text);
+CREATE OR REPLACE VIEW {PG_SCHEMA}.measurements AS
+SELECT r.id AS run_id,
+       (r.record->>'started_at')::timestamptz AS run_started_at,
+       r.profile,
+       t.result->>'variant' AS variant,
+       p->>'name' AS phase,
+       (t.result->>'repeat')::int AS trial,
+       coalesce((t.result->>'warmup')::boolean, false) AS warmup,
+       m.metric,
+       m.value,
+       jsonb_build_object(
+           'pgwx', r.record->'environment'->>'pgwx_version',
+           'server_version', r.record->'server'->'capabilities'->>'version',
+           'server', r.record->'server'->>'dsn_masked',
+           'machine', r.record->'environment'->'machine',
+           'settings', r.record->'environment'->'settings',
+           'scale', r.record->'scale') AS environment
+FROM {PG_SCHEMA}.runs r
+JOIN {PG_SCHEMA}.trials t ON t.run_id = r.id
+CROSS JOIN LATERAL jsonb_array_elements(t.result->'phases') AS p
+CROSS JOIN LATERAL (VALUES
+    ('seconds', (p->>'seconds')::double precision),
+    ('rows', (p->>'rows')::double precision),
+    ('wal_bytes', (p->'mechanism'->>'wal_bytes')::double precision)) AS m(metric, value)
+WHERE t.result->>'status' = 'ok' AND m.value IS NOT NULL;
+COMMENT ON VIEW {PG_SCHEMA}.measurements IS
+    'pgwx: one row per run, variant, phase, trial and metric (seconds, rows, wal_bytes)';
+"""
+"""The PostgreSQL store: the SQLite tables with `jsonb` records, and the long view."""
+
+
+class StoreError(PgwxError, RuntimeError):
+    """The store cannot be read or written; str() is one sentence."""
+
+
+class SqlBackend(Protocol):
+    """What `ResultStore` needs of a database: statements, short transactions, a name."""
+
+    location: str
+    """Where the store is, as shown to a person (a path, or a DSN without its password)."""
+    trial_status: str
+    """SQL for the status of trial row `t` (the JSON field)."""
+
+    def run(self, sql: str, params: Sequence[Any] = ()) -> None:
+        """One statement, no rows back."""
+
+    def many(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
+        """One statement for each row of parameters."""
+
+    def one(self, sql: str, params: Sequence[Any] = ()) -> tuple[Any, ...] | None:
+        """The first row, or None."""
+
+    def all(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        """Every row."""
+
+    def begin(self) -> None:
+        """Start a write transaction, waiting up to BUSY_TIMEOUT for another writer."""
+
+    def commit(self) -> None:
+        """End the transaction, durably."""
+
+    def rollback(self) -> None:
+        """Undo the transaction."""
+
+    def close(self) -> None:
+        """Close the connection."""
+
+
+def is_postgres_url(location: str) -> bool:
+    """True for a `postgresql://` / `postgres://` store location."""
+    return location.startswith(("postgresql://", "postgres://"))
+
+
+# --------------------------------------------------------------------------- SQLite
+
+
+def _create_private_file(path: Path) -> None:
+    """Create the store file 0600 before SQLite does; its -wal/-shm files copy the mode."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return
+    os.close(fd)
+
+
+class SqliteBackend:
+    """A local SQLite file in WAL mode; `db` is the sqlite3 connection (autocommit)."""
+
+    trial_status = "json_extract(t.result, '$.status')"
+
+    def __init__(self, path: Path) -> None:
+        self.location = str(path)
+        _create_private_file(path)
+        # Autocommit: every write is one explicit, short transaction.
+        self.db = sqlite3.connect(path, timeout=BUSY_TIMEOUT, isolation_level=None)
+        if self.db.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+            self.db.execute("PRAGMA journal_mode=WAL")  # readers never wait for the writer
+        self.db.execute("PRAGMA synchronous=FULL")
+        have = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        if not {"runs", "trials", "events", "owners"} <= have:  # opening to read never writes
+            self.begin()
+            for statement in SQLITE_TABLES.split(";"):
+                if statement.strip():
+                    self.db.execute(statement)
+            self.commit()
+
+    def run(self, sql: str, params: Sequence[Any] = ()) -> None:
+        self.db.execute(sql, params)
+
+    def many(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
+        self.db.executemany(sql, rows)
+
+    def one(self, sql: str, params: Sequence[Any] = ()) -> tuple[Any, ...] | None:
+        row = self.db.execute(sql, params).fetchone()
+        return tuple(row) if row is not None else None
+
+    def all(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        return [tuple(r) for r in self.db.execute(sql, params).fetchall()]
+
+    def begin(self) -> None:
+        try:
+            self.db.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            raise StoreError(
+                f"The results store {self.location} stayed busy for {BUSY_TIMEOUT:.0f} s "
+                f"({exc}); try again when the other pgwx has written its trial."
+            ) from None
+
+    def commit(self) -> None:
+        self.db.execute("COMMIT")
+
+    def rollback(self) -> None:
+        self.db.execute("ROLLBACK")
+
+    def close(self) -> None:
+        self.db.close()
+
+
+# --------------------------------------------------------------------------- PostgreSQL
+
+_PLACEHOLDER = re.compile(r"\?")
+
+
+def to_postgres(sql: str) -> str:
+    """The store's SQL for PostgreSQL: `$n` placeholders, tables in pgwx's schema."""
+    counter = iter(range(1, 1000))
+    sql = _PLACEHOLDER.sub(lambda _m: f"${next(counter)}", sql)
+    # table names follow FROM / INTO / UPDATE / JOIN; column names never do
+    return re.sub(
+        r"\b(FROM|INTO|UPDATE|JOIN)\s+(runs|trials|events|owners)\b",
+        lambda m: f"{m.group(1)} {PG_SCHEMA}.{m.group(2)}",
+        sql,
+    )
+
+
+class PostgresBackend:
+    """The team's PostgreSQL: one connection on a private event loop in a daemon thread."""
+
+    trial_status = "t.result->>'status'"
+
+    def __init__(self, url: str) -> None:
+        from explorer.server.connect import ConnectError, Target
+
+        self._target = Target(dsn=url)
+        self.location = self._target.label()
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
+        self._thread.start()
+        try:
+            self._conn: asyncpg.Connection = self._wait(self._target.connect("results"))
+        except ConnectError as exc:
+            self._stop_loop()
+            raise StoreError(f"Cannot open the results store: {exc}") from None
+        try:
+            self._prepare()
+        except BaseException:
+            self.close()
+            raise
+
+    def _wait(self, coro: Coroutine[Any, Any, T]) -> T:
+        return asyncio.run_coroutine_threadsafe(coro, self._loop).result()
+
+    def _call(self, coro: Coroutine[Any, Any, T]) -> T:
+        try:
+            return self._wait(coro)
+        except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError) as exc:
+            from explorer.server.conninfo import mask_secrets
+
+            text = mask_secrets(str(exc)).strip().splitlines()
+            raise StoreError(
+                f"The results store {self.location} failed: {text[0] if text else exc!r}."
+            ) from None
+
+    def _prepare(self) -> None:
+        """Create or check pgwx's schema; an existing one of the right version is not written."""
+        version = self._stored_version()
+        if version is None:
+            self.begin()
+            # one creator at a time: two pgwx starting together on an empty database
+            self.run("SELECT pg_advisory_xact_lock(hashtext('pgwx_results'))")
+            self._wait(self._conn.execute(PG_TABLES))
+            self.run(
+                f"INSERT INTO {PG_SCHEMA}.meta VALUES ('schema_version', ?) "
+                "ON CONFLICT (key) DO NOTHING",
+                (str(SCHEMA_VERSION),),
+            )
+            self.commit()
+            version = self._stored_version()
+        if version != SCHEMA_VERSION:
+            raise StoreError(
+                f"The results store {self.location} has schema version {version}, and this "
+                f"pgwx reads version {SCHEMA_VERSION}; use the pgwx that wrote it, or another "
+                "database."
+            )
+
+    def _stored_version(self) -> int | None:
+        exists = self._call(self._conn.fetchval("SELECT to_regclass($1)", f"{PG_SCHEMA}.meta"))
+        if exists is None:
+            return None
+        value = self._call(
+            self._conn.fetchval(f"SELECT value FROM {PG_SCHEMA}.meta WHERE key = 'schema_version'")
+        )
+        return int(value) if value is not None else None
+
+    def run(self, sql: str, params: Sequence[Any] = ()) -> None:
+        self._call(self._conn.execute(to_postgres(sql), *params))
+
+    def many(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
+        rows = list(rows)
+        if rows:
+            self._call(self._conn.executemany(to_postgres(sql), rows))
+
+    def one(self, sql: str, params: Sequence[Any] = ()) -> tuple[Any, ...] | None:
+        row = self._call(self._conn.fetchrow(to_postgres(sql), *params))
+        return tuple(row) if row is not None else None
+
+    def all(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        return [tuple(r) for r in self._call(self._conn.fetch(to_postgres(sql), *params))]
+
+    def begin(self) -> None:
+        self._call(self._conn.execute("BEGIN"))
+
+    def commit(self) -> None:
+        self._call(self._conn.execute("COMMIT"))
+
+    def rollback(self) -> None:
+        if not self._conn.is_closed():
+            self._call(self._conn.execute("ROLLBACK"))
+
+    def close(self) -> None:
+        if not self._conn.is_closed():
+            try:
+                self._wait(self._conn.close(timeout=5))
+            except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError, TimeoutError):
+                self._conn.terminate()
+        self._stop_loop()
+
+    def _stop_loop(self) -> None:
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(timeout=5)

@@ -1,0 +1,82 @@
+"""What the lab screen and its controller are given: one frozen configuration, built once.
+
+The app turns its arguments into a `LabConfig` before anything is drawn; the screen and the
+`RunController` read only this object (never attributes of the app), so the front end's edge
+is typed and nothing below the app imports the app.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from explorer.lab.profiles.catalog import ProfileError, list_profiles
+from explorer.lab.run.session import uses_user_server
+from explorer.lab.store.replay import ReplaySource
+from explorer.lab.store.results import ResultStore
+from explorer.models import Profile
+from explorer.server.connect import Target
+
+
+@dataclass(frozen=True)
+class ServerChoice:
+    """Which server the lab works on, as the user (or a test) chose it."""
+
+    target: Target | None = None
+    """A server already reached (tests inject one); None to find or start one."""
+    dsn: str | None = None
+    """The user's connection string (None: libpq environment, else the bundled PG 18)."""
+    data_dir: Path | None = None
+    """Cluster directory of the bundled server."""
+    keep_server: bool = False
+    """Leave the bundled server running on quit."""
+    user_server: bool = False
+    """The user named a server (`--dsn` or a libpq variable) instead of the bundled one."""
+
+    @classmethod
+    def of(
+        cls, target: Target | None, dsn: str | None, data_dir: Path | None, keep_server: bool
+    ) -> ServerChoice:
+        """The choice, with whether it names the user's server decided now (from the
+        environment as it is at start)."""
+        return cls(target, dsn, data_dir, keep_server, user_server=uses_user_server(dsn))
+
+
+@dataclass(frozen=True)
+class LabConfig:
+    """How this lab was opened: which server, what it offers, where runs go."""
+
+    store: ResultStore
+    """Where runs go (and where exports and screenshots are written next to)."""
+    server: ServerChoice = ServerChoice()
+    """Which server: the one handed in, the user's, or the bundled one."""
+    profiles: tuple[Profile, ...] = ()
+    """The profiles offered in the knob panel."""
+    profile_problems: tuple[str, ...] = ()
+    """Profiles that failed to load, as one sentence each (logged at start)."""
+    replay: ReplaySource | None = None
+    """A recorded run to play instead of talking to a server."""
+    allow_risky: bool = False
+    """Allow fsync/full_page_writes off on a server pgwx does not own."""
+    sample_interval: float = 0.25
+    """Seconds between statistics samples during a run."""
+    ascii: bool = False
+    """Draw ASCII only."""
+
+
+def offered_profiles(given: list[Profile] | None) -> tuple[tuple[Profile, ...], tuple[str, ...]]:
+    """The profiles to offer and, when none were given, a sentence per one that failed to load.
+
+    Args:
+        given: The profiles to offer (tests); None for the shipped and the user's own.
+    """
+    if given is not None:
+        return tuple(given), ()
+    profiles: list[Profile] = []
+    problems: list[str] = []
+    for path, loaded in list_profiles():
+        if isinstance(loaded, ProfileError):
+            problems.append(f"profile {path.stem} skipped: {loaded}")
+        else:
+            profiles.append(loaded)
+    return tuple(profiles), tuple(problems)

@@ -1,0 +1,282 @@
+"""The lab's keys as data: one table from which the footer, the palette and the help are made.
+
+Each `LabKey` says once what a key does: the footer shows its `label`, the command palette
+its `title` with the `tooltip` and the key, and the help screen the key, label and tooltip.
+Adding a key here adds it to all three; none of them lists keys by hand.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual.binding import Binding
+
+CHART = Binding.Group("chart", compact=True)
+"""The three chart keys, shown as one compact group in the footer."""
+REPLAY = Binding.Group("replay", compact=True)
+"""The replay's speed and jump keys, shown as one compact group in the footer."""
+PANES = ("knobs", "duration", "activity", "results")
+"""Pane ids, which are also the tab ids on narrow terminals (tab-<id>); keys 1-4."""
+
+
+@dataclass(frozen=True)
+class LabKey:
+    """One key of the lab screen."""
+
+    key: str
+    """Textual's key name ('r', 'question_mark', 'less_than_sign')."""
+    action: str
+    """The screen action it runs, with its arguments ("chart('io')")."""
+    label: str
+    """Its word in the footer."""
+    title: str
+    """Its entry in the command palette."""
+    tooltip: str
+    """What it does, in the help screen, the footer's tooltip and the palette."""
+    id: str
+    """Textual's binding id (lab.<name>)."""
+    display: str | None = None
+    """How the key is written, when its name is not how it looks ('<' for less_than_sign)."""
+    group: Binding.Group | None = None
+    """A compact footer group it belongs to."""
+    show: bool = True
+    """Shown in the footer (the palette and the help list every key)."""
+
+    @property
+    def shown(self) -> str:
+        """The key as a person types it."""
+        return self.display or self.key
+
+    def binding(self) -> Binding:
+        """The Textual binding of this key."""
+        return Binding(
+            self.key,
+            self.action,
+            self.label,
+            show=self.show,
+            key_display=self.display,
+            group=self.group,
+            id=self.id,
+            tooltip=self.tooltip,
+        )
+
+    def palette_help(self) -> str:
+        """The palette's line under the title: what it does, and the key that does it."""
+        return f"{self.tooltip}  ({self.shown})"
+
+
+LAB_KEYS: tuple[LabKey, ...] = (
+    LabKey(
+        key="r",
+        action="run",
+        label="Run",
+        title="Run the variant",
+        tooltip="Run the variant the knobs describe",
+        id="lab.run",
+    ),
+    LabKey(
+        key="m",
+        action="matrix",
+        label="Matrix",
+        title="Run matrix",
+        tooltip="Run every variant of the chosen profile",
+        id="lab.matrix",
+    ),
+    LabKey(
+        key="c",
+        action="cancel",
+        label="Cancel",
+        title="Cancel the run",
+        tooltip="Stop the run; the server's settings are put back",
+        id="lab.cancel",
+    ),
+    LabKey(
+        key="space",
+        action="replay_pause",
+        label="Pause",
+        title="Replay: pause / resume",
+        tooltip="Pause or resume the replay",
+        id="lab.replay-pause",
+    ),
+    LabKey(
+        key="less_than_sign",
+        action="replay_speed(-1)",
+        label="Slower",
+        title="Replay: slower",
+        tooltip="Replay slower (0.25× to 16×)",
+        id="lab.replay-slower",
+        display="<",
+        group=REPLAY,
+    ),
+    LabKey(
+        key="greater_than_sign",
+        action="replay_speed(1)",
+        label="Faster",
+        title="Replay: faster",
+        tooltip="Replay faster (0.25× to 16×)",
+        id="lab.replay-faster",
+        display=">",
+        group=REPLAY,
+    ),
+    LabKey(
+        key="left_square_bracket",
+        action="replay_phase(-1)",
+        label="Prev phase",
+        title="Replay: previous phase",
+        tooltip="Jump back to where the previous phase started",
+        id="lab.replay-prev-phase",
+        display="[",
+        group=REPLAY,
+    ),
+    LabKey(
+        key="right_square_bracket",
+        action="replay_phase(1)",
+        label="Next phase",
+        title="Replay: next phase",
+        tooltip="Jump to where the next phase starts",
+        id="lab.replay-next-phase",
+        display="]",
+        group=REPLAY,
+    ),
+    LabKey(
+        key="g",
+        action="replay_jump('start')",
+        label="Start",
+        title="Replay: start",
+        tooltip="Jump to the start of the replay",
+        id="lab.replay-start",
+        group=REPLAY,
+    ),
+    LabKey(
+        key="G",
+        action="replay_jump('end')",
+        label="End",
+        title="Replay: end",
+        tooltip="Jump to the end of the replay",
+        id="lab.replay-end",
+        group=REPLAY,
+    ),
+    LabKey(
+        key="i",
+        action="chart('io')",
+        label="io",
+        title="Chart: pg_stat_io",
+        tooltip="pg_stat_io writes/extends/fsyncs by backend type",
+        id="lab.chart-io",
+        group=CHART,
+    ),
+    LabKey(
+        key="w",
+        action="chart('waits')",
+        label="waits",
+        title="Chart: wait events",
+        tooltip="Wait events of the workload's backends, stacked",
+        id="lab.chart-waits",
+        group=CHART,
+    ),
+    LabKey(
+        key="l",
+        action="chart('wal')",
+        label="wal",
+        title="Chart: WAL rate",
+        tooltip="WAL MiB/s from the insert position",
+        id="lab.chart-wal",
+        group=CHART,
+    ),
+    LabKey(
+        key="p",
+        action="next_phase",
+        label="Phase",
+        title="Next phase in the bars",
+        tooltip="Compare the next phase in the duration bars",
+        id="lab.phase",
+    ),
+    LabKey(
+        key="e",
+        action="export",
+        label="Export",
+        title="Export the results table",
+        tooltip="Write the results table as markdown under the results directory",
+        id="lab.export",
+    ),
+    LabKey(
+        key="s",
+        action="screenshot",
+        label="Shot",
+        title="Save a screenshot",
+        tooltip="Save an SVG screenshot under the results directory",
+        id="lab.screenshot",
+    ),
+    LabKey(
+        key="space",
+        action="toggle_pause",
+        label="Pause",
+        title="Pause the live view",
+        tooltip="Freeze the live view (the run goes on); again to catch up",
+        id="lab.pause",
+    ),
+    LabKey(
+        key="plus",
+        action="refresh_interval(1)",
+        label="Slower",
+        title="Refresh less often",
+        tooltip="Repaint the live view less often (lighter over a slow link)",
+        id="lab.refresh-slower",
+        display="+",
+        show=False,
+    ),
+    LabKey(
+        key="minus",
+        action="refresh_interval(-1)",
+        label="Faster",
+        title="Refresh more often",
+        tooltip="Repaint the live view more often",
+        id="lab.refresh-faster",
+        display="-",
+        show=False,
+    ),
+    LabKey(
+        key="question_mark",
+        action="help",
+        label="Help",
+        title="Help",
+        tooltip="Keys, panes, and why some counters land late",
+        id="lab.help",
+        display="?",
+    ),
+    LabKey(
+        key="R",
+        action="reconnect",
+        label="Retry",
+        title="Reconnect",
+        tooltip="Try the server again after it could not be reached",
+        id="lab.reconnect",
+        display="R",
+    ),
+    LabKey(
+        key="q",
+        action="quit",
+        label="Quit",
+        title="Quit pgwx",
+        tooltip="Quit; a run is cancelled and the server put back first",
+        id="lab.quit",
+    ),
+    *(
+        LabKey(
+            key=str(n),
+            action=f"pane('{pane}')",
+            label=f"{pane.title()} pane",
+            title=f"Go to the {pane} pane",
+            tooltip=f"Go to the {pane} pane",
+            id=f"lab.pane-{pane}",
+            show=False,
+        )
+        for n, pane in enumerate(PANES, start=1)
+    ),
+)
+"""Every key of the lab screen, in footer order."""
+
+
+def lab_bindings() -> list[Binding | tuple[str, str] | tuple[str, str, str]]:
+    """The lab screen's BINDINGS (typed as Textual's `Screen.BINDINGS` is)."""
+    return [key.binding() for key in LAB_KEYS]
