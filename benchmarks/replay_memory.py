@@ -61,7 +61,7 @@ def synthetic(minutes: float) -> dict[str, Any]:
     templates = [e["sample"] for e in fixture["events"] if e["kind"] == "sample"]
     variants = ["logged", "unlogged", "temporary"]
     trials = int(minutes * 60 // TRIAL_SECONDS)
-    run_id = "20261122-140300-hour00"
+    run_id = "20261122-140300-0a0b0c"  # in pgwx's own format: a recording's id is checked
     events: list[dict[str, Any]] = [
         {**started, "at": 0.0, "run_id": run_id, "total_trials": trials, "profile": "hour"}
     ]

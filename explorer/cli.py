@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import math
 import os
+import platform
 import sys
 import time
 from collections.abc import Callable
@@ -17,6 +19,8 @@ from typing import Any
 
 from explorer import paths
 from explorer.analysis.report import FORMATS, render
+from explorer.analysis.selftest import self_test, self_test_profile
+from explorer.analysis.selftest import to_text as selftest_text
 from explorer.analysis.units import human_bytes
 from explorer.errors import PgwxError, UsageError
 from explorer.lab.profiles.catalog import ProfileError, ProfileShadowed, list_profiles, load_profile
@@ -36,16 +40,21 @@ from explorer.models import (
     SampleTaken,
     TrialEnded,
 )
+from explorer.server import installs
 from explorer.server.capabilities import probe
 from explorer.server.connect import LIBPQ_ENV, Target
 from explorer.server.embedded import LocalServer
 from explorer.server.failures import log_traceback
+from explorer.text import TextOnly, printable
 
 __all__ = ["LIBPQ_ENV", "build_parser", "main"]
 
+SELFTEST_REPEATS = 10
+"""Measured rounds of `pgwx selftest` unless --repeats says otherwise."""
+
 
 def _server_args(p: argparse.ArgumentParser, *, sub: bool = False) -> None:
-    """--dsn, --data-dir, --keep-server: accepted before the command and after it.
+    """--dsn, --data-dir, --pg, --pg-bin, --keep-server: before the command and after it.
 
     In a subcommand they default to SUPPRESS, so one given before the command (`pgwx --dsn
     URL run …`) is not overwritten by the subcommand's empty default.
@@ -57,13 +66,117 @@ def _server_args(p: argparse.ArgumentParser, *, sub: bool = False) -> None:
         "without it and without PGHOST/PGSERVICE…, pgwx starts its bundled PG 18",
         **given,
     )
-    p.add_argument("--data-dir", type=Path, help="cluster directory of the bundled server", **given)
+    p.add_argument(
+        "--data-dir", type=Path, help="cluster directory of the server pgwx owns", **given
+    )
+    _pg_args(p, given)
     p.add_argument(
         "--keep-server",
         action="store_true",
         help="leave the bundled server running when pgwx exits",
         **given,
     )
+
+
+def _pg_args(p: argparse.ArgumentParser, given: dict[str, Any]) -> None:
+    """--pg N and --pg-bin DIR: which installed PostgreSQL pgwx owns a cluster of."""
+    p.add_argument(
+        "--pg",
+        type=int,
+        metavar="N",
+        help="own a cluster of the installed PostgreSQL N (`pgwx server list`); default: "
+        "the bundled 18",
+        **given,
+    )
+    p.add_argument(
+        "--pg-bin",
+        type=Path,
+        metavar="DIR",
+        help="own a cluster made with the PostgreSQL programs in DIR (`pg_config --bindir`)",
+        **given,
+    )
+
+
+def owned_bindir(args: argparse.Namespace) -> Path | None:
+    """The programs --pg/--pg-bin pick (None: the bundled 18), or one sentence why not."""
+    pg, pg_bin = getattr(args, "pg", None), getattr(args, "pg_bin", None)
+    if (pg is not None or pg_bin is not None) and getattr(args, "dsn", None):
+        raise UsageError(
+            "--dsn names your server and --pg/--pg-bin start one pgwx owns; give one of them."
+        )
+    install = installs.choose(pg, pg_bin)
+    return None if install is None else install.bindir
+
+
+def resolve_session(
+    args: argparse.Namespace, store: ResultStore, say: Callable[[str], None]
+) -> Session:
+    """The session the server options name (--dsn, --pg, --pg-bin, --data-dir, --keep-server)."""
+    return Session.resolve(
+        store,
+        dsn=args.dsn,
+        data_dir=args.data_dir,
+        keep_server=args.keep_server,
+        say=say,
+        bindir=owned_bindir(args),
+    )
+
+
+class _VersionAction(argparse.Action):
+    """`pgwx --version`: pgwx, Python and the bundled PostgreSQL (found only when asked)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *_args: Any, **_kw: Any) -> None:
+        from explorer.lab.measure.environment import pgwx_version
+
+        try:
+            bundled = f"bundled PostgreSQL {installs.bundled().version}"
+        except PgwxError:
+            bundled = "bundled PostgreSQL unavailable"
+        print(f"pgwx {pgwx_version()} (Python {platform.python_version()}, {bundled})")
+        parser.exit()
+
+
+def _run_args(p: argparse.ArgumentParser) -> None:
+    """The options `pgwx run` and `pgwx selftest` share: server, size, repeats, threshold."""
+    _server_args(p, sub=True)
+    p.add_argument("--scale", type=float, default=1.0, help="multiply the profile's sizes")
+    p.add_argument(
+        "--repeats",
+        type=int,
+        help="a fixed number of measured trials per variant (default: the profile's, "
+        "usually auto: until every verdict is decided)",
+    )
+    p.add_argument(
+        "--warmup", type=int, help="warm-up rounds, run first and left out of the statistics"
+    )
+    p.add_argument(
+        "--budget",
+        help="with auto repeats: no new round after this much time (600, 90s, 10m, 1h)",
+    )
+    p.add_argument(
+        "--threshold",
+        help="noise threshold for faster/slower (5%% or 0.05; default the profile's, 3%%)",
+    )
+    p.add_argument(
+        "--allow-risky",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help="allow fsync/full_page_writes off on a server pgwx does not own",
+    )
+    p.add_argument(
+        "--allow-large",
+        action="store_true",
+        help=f"run even when one trial is estimated over {MAX_ROWS:,} rows or "
+        f"{human_bytes(MAX_BYTES)}",
+    )
+    p.add_argument(
+        "--trust-sql",
+        action="store_true",
+        help="where pgwx cannot create the role that fences a profile's own SQL (no "
+        "CREATEROLE), run that SQL unfenced as your own user",
+    )
+    p.add_argument("--no-sample", action="store_true", help="do not run the stats sampler")
+    p.add_argument("--settle", type=float, help="seconds to pause after each CHECKPOINT")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -74,6 +187,12 @@ def build_parser() -> argparse.ArgumentParser:
         "With no command, opens the interactive app.",
     )
     _server_args(parser)
+    parser.add_argument(
+        "--version",
+        action=_VersionAction,
+        nargs=0,
+        help="print pgwx's, Python's and the bundled PostgreSQL's versions",
+    )
     parser.add_argument(
         "--allow-risky",
         action="store_true",
@@ -99,25 +218,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = sub.add_parser("run", help="run a profile's matrix headless and print the table")
     run.add_argument("profile", help="a profile name (see `pgwx profiles`) or a .toml path")
-    _server_args(run, sub=True)
-    run.add_argument("--scale", type=float, default=1.0, help="multiply the profile's sizes")
-    run.add_argument(
-        "--repeats",
-        type=int,
-        help="a fixed number of measured trials per variant (default: the profile's, "
-        "usually auto: until every verdict is decided)",
-    )
-    run.add_argument(
-        "--warmup", type=int, help="warm-up rounds, run first and left out of the statistics"
-    )
-    run.add_argument(
-        "--budget",
-        help="with auto repeats: no new round after this much time (600, 90s, 10m, 1h)",
-    )
-    run.add_argument(
-        "--threshold",
-        help="noise threshold for faster/slower (5%% or 0.05; default the profile's, 3%%)",
-    )
+    _run_args(run)
     run.add_argument(
         "--variant",
         action="append",
@@ -125,21 +226,17 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="NAME",
         help="run only this variant (repeatable)",
     )
-    run.add_argument(
-        "--allow-risky",
-        action="store_true",
-        default=argparse.SUPPRESS,
-        help="allow fsync/full_page_writes off on a server pgwx does not own",
-    )
-    run.add_argument(
-        "--allow-large",
-        action="store_true",
-        help=f"run even when one trial is estimated over {MAX_ROWS:,} rows or "
-        f"{human_bytes(MAX_BYTES)}",
-    )
-    run.add_argument("--no-sample", action="store_true", help="do not run the stats sampler")
-    run.add_argument("--settle", type=float, help="seconds to pause after each CHECKPOINT")
     run.add_argument("--format", choices=sorted(FORMATS), default="md")
+    selftest = sub.add_parser(
+        "selftest",
+        help="run a profile's baseline against itself: this machine's noise, false-finding "
+        "rate and a threshold to use (run it once on a new machine)",
+    )
+    selftest.add_argument(
+        "profile", nargs="?", default="quick-demo", help="the profile to test (quick-demo)"
+    )
+    _run_args(selftest)
+    selftest.set_defaults(variants=None, format="md", selftest=True)
 
     sub.add_parser("runs", help="list stored runs")
     rep = sub.add_parser("report", help="print a stored run's table again")
@@ -174,6 +271,9 @@ def build_parser() -> argparse.ArgumentParser:
     exp.add_argument("run", nargs="?", default="latest", help="run id, prefix, or 'latest'")
     exp.add_argument("--out", type=Path, required=True, help="the file to write (FILE.pgwx)")
     exp.add_argument(
+        "--force", action="store_true", help="replace FILE if it exists (never through a link)"
+    )
+    exp.add_argument(
         "--redact-host",
         action="store_true",
         help="also mask host names and socket paths (passwords are never stored)",
@@ -184,6 +284,9 @@ def build_parser() -> argparse.ArgumentParser:
     # Your own load (issue 10): write a starting profile, check one against a server.
     new = sub.add_parser("new", help="write a commented starting profile for your own load")
     new.add_argument("name", help="profile name; writes NAME.toml in the current directory")
+    new.add_argument(
+        "--force", action="store_true", help="replace NAME.toml if it exists (never a link)"
+    )
     chk = sub.add_parser("check", help="validate a profile against a server without running it")
     chk.add_argument("profile", help="a .toml path or a profile name")
     _server_args(chk, sub=True)
@@ -208,9 +311,14 @@ def build_parser() -> argparse.ArgumentParser:
     hst.add_argument("--variant", help="only this variant (default every one but the baseline)")
     hst.add_argument("--phase", help="only this phase (default the total)")
     hst.add_argument("--format", choices=["md", "json"], default="md")
-    srv = sub.add_parser("server", help="start, stop or show the bundled server")
-    srv.add_argument("action", choices=["start", "stop", "status"])
+    srv = sub.add_parser(
+        "server",
+        help="start, stop or show the server pgwx owns (--pg N for another installed "
+        "PostgreSQL); `list` shows the installed ones",
+    )
+    srv.add_argument("action", choices=["start", "stop", "status", "list"])
     srv.add_argument("--data-dir", type=Path, default=argparse.SUPPRESS)
+    _pg_args(srv, {"default": argparse.SUPPRESS})
     return parser
 
 
@@ -223,11 +331,15 @@ class Progress:
         self.phase = ""
         self._line = False
 
+    def _control(self, sequence: str) -> None:
+        """Write pgwx's own terminal control (clear the live line): past the text filter."""
+        getattr(self.out, "unfiltered", self.out).write(sequence)
+
     def _print(self, text: str) -> None:
         if self._line:
-            self.out.write("\r\033[K")
+            self._control("\r\033[K")
             self._line = False
-        print(text, file=self.out, flush=True)
+        print(printable(text), file=self.out, flush=True)
 
     def __call__(self, event: Event) -> None:
         if isinstance(event, PhaseStarted):
@@ -235,7 +347,8 @@ class Progress:
         elif isinstance(event, SampleTaken):
             rate = event.sample.get("wal_bytes_per_s")
             if self.live and rate is not None:
-                self.out.write(f"\r\033[K    {self.phase} … WAL {human_bytes(rate)}/s")
+                self._control("\r\033[K")
+                self.out.write(printable(f"    {self.phase} … WAL {human_bytes(rate)}/s"))
                 self.out.flush()
                 self._line = True
         else:
@@ -264,6 +377,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     from explorer.lab.run.runner import Runner
 
     profile = load_profile(args.profile, lambda m: print(f"pgwx: {m}", file=sys.stderr))
+    original = profile
+    testing = getattr(args, "selftest", False)
+    if testing:
+        profile = self_test_profile(profile)
+        if args.repeats is None:
+            args.repeats = SELFTEST_REPEATS
     request = RunRequest.build(
         profile,
         scale=args.scale,
@@ -276,6 +395,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         allow_large=args.allow_large,
         allow_risky=args.allow_risky,
         sample=not args.no_sample,
+        trust_sql=args.trust_sql,
     )
     say = Progress()
     if request.estimate.large:
@@ -288,13 +408,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     signals = TerminatingSignals()
     signals.install()
     try:
-        session = Session.resolve(
-            store,
-            dsn=args.dsn,
-            data_dir=args.data_dir,
-            keep_server=args.keep_server,
-            say=say._print,
-        )
+        session = resolve_session(args, store, say._print)
 
         async def open_and_run(session: Session) -> Any:
             nonlocal runner
@@ -330,7 +444,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     if signals.received:  # it came while the server was being stopped: the run itself is stored
         say._print(f"{signals.name}: run {record.id} is stored")
         return signals.exit_status
-    print(render(record, args.format), end="")
+    if testing:
+        say._print("simulating this profile's verdicts at the noise just measured")
+        print(selftest_text(self_test(record, original), original), end="")
+    else:
+        print(render(record, args.format), end="")
     say._print(f"saved as run {record.id}; `pgwx report {record.id} --format csv|json`")
     return 0 if record.status == "finished" else 1
 
@@ -405,8 +523,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
 def cmd_replay(args: argparse.Namespace) -> int:
     from explorer.lab.store.replay import ReplaySource
 
-    if args.speed is not None and args.speed < 0:
-        raise UsageError("--speed must be 0 (as fast as possible) or more.")
+    if args.speed is not None and not 0 <= args.speed < math.inf:
+        raise UsageError("--speed must be a finite number, 0 (as fast as possible) or more.")
     store = ResultStore()
     ref = args.run
     if ref == "latest":
@@ -440,7 +558,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     finally:
         store.close()
     try:
-        path = write_recording(data, args.out)
+        path = write_recording(data, args.out, force=args.force)
     except OSError as exc:
         raise UsageError(f"Cannot write {args.out} ({exc.strerror or exc}).") from None
     size = human_bytes(path.stat().st_size)
@@ -489,7 +607,7 @@ def cmd_new(args: argparse.Namespace) -> int:
     """`pgwx new NAME`: a commented starting profile."""
     from explorer.lab.profiles.userprofile import write_new_profile
 
-    path = write_new_profile(args.name)
+    path = write_new_profile(args.name, force=args.force)
     print(f"wrote {path}; edit it, then `pgwx check {path.name}` and `pgwx run {path.name}`")
     return 0
 
@@ -499,14 +617,12 @@ def cmd_check(args: argparse.Namespace) -> int:
     from explorer.lab.profiles.catalog import find_profile
     from explorer.lab.profiles.check import check_file, check_on_server
 
-    path = find_profile(args.profile)
+    path = find_profile(args.profile, lambda m: print(f"pgwx: {m}", file=sys.stderr))
     report = check_file(path)
     if report.ok:
         say = lambda m: print(m, file=sys.stderr)  # noqa: E731
         store = ResultStore()
-        session = Session.resolve(
-            store, dsn=args.dsn, data_dir=args.data_dir, keep_server=args.keep_server, say=say
-        )
+        session = resolve_session(args, store, say)
         try:
             asyncio.run(check_on_server(session.target, path, report))
         finally:
@@ -549,9 +665,7 @@ def cmd_restore(args: argparse.Namespace) -> int:
     """`pgwx restore`: put back what an interrupted run left changed, and nothing else."""
     say = lambda m: print(m, file=sys.stderr)  # noqa: E731
     store = ResultStore()
-    session = Session.resolve(
-        store, dsn=args.dsn, data_dir=args.data_dir, keep_server=args.keep_server, say=say
-    )
+    session = resolve_session(args, store, say)
     target = session.target
     try:
         restored = asyncio.run(_restore(target, lambda m: print(f"pgwx: {m}", file=sys.stderr)))
@@ -606,7 +720,10 @@ def cmd_history(args: argparse.Namespace) -> int:
 
 
 def cmd_server(args: argparse.Namespace) -> int:
-    server = LocalServer(args.data_dir)
+    """`pgwx server start|stop|status|list`: the server pgwx owns, or what is installed."""
+    if args.action == "list":
+        return _list_installs()
+    server = LocalServer(args.data_dir, owned_bindir(args))
     if args.action == "start":
         server.start()
         _put_back(Target(bundled=server))
@@ -624,14 +741,44 @@ def cmd_server(args: argparse.Namespace) -> int:
     return 0
 
 
+def _list_installs() -> int:
+    """`pgwx server list`: each installed PostgreSQL, what it supports, its data directory."""
+    found = installs.discover()
+    print("PostgreSQL installed on this machine (pgwx owns a cluster of any of them):")
+    for install in found:
+        print()
+        print("\n".join(install.describe()))
+        data_dir = paths.cluster_data_dir(install.major)  # only looked at: no LocalServer
+        made = "made" if (data_dir / "PG_VERSION").exists() else "made on first use"
+        print(f"  data dir    {data_dir} ({made})")
+    lz4 = installs.lz4_elsewhere()
+    if lz4 is None:
+        print("\nNone of them is built with lz4; install one that is (Debian: postgresql-15).")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the `pgwx` command."""
+    """Entry point of the `pgwx` command.
+
+    Whatever a command prints goes through `printable`: names, notes and messages come from
+    profiles, recordings, the store and servers, and none may drive the terminal.
+    """
+    streams = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = TextOnly(sys.stdout), TextOnly(sys.stderr)
+    try:
+        return _main(argv)
+    finally:
+        sys.stdout, sys.stderr = streams
+
+
+def _main(argv: list[str] | None) -> int:
     args = build_parser().parse_args(argv)
     if args.results:
         # every store this process opens (run, runs, report, the app …) is this one
         os.environ["PGWX_RESULTS"] = args.results
     commands: dict[str, Callable[[argparse.Namespace], int]] = {
         "run": cmd_run,
+        "selftest": cmd_run,
         "runs": cmd_runs,
         "report": cmd_report,
         "compare": cmd_compare,
@@ -653,6 +800,7 @@ def main(argv: list[str] | None = None) -> int:
             return run_app(
                 dsn=args.dsn,
                 data_dir=args.data_dir,
+                bindir=owned_bindir(args),
                 keep_server=args.keep_server,
                 allow_risky=args.allow_risky,
                 ascii=ascii_arg(args),

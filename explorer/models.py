@@ -19,6 +19,8 @@ from pydantic import (
     model_validator,
 )
 
+from explorer.text import Text, printable_data
+
 # --------------------------------------------------------------------------- knobs
 
 
@@ -50,6 +52,7 @@ class Toast(StrEnum):
 
 SyncCommit = Literal["on", "off", "local", "remote_write", "remote_apply"]
 WalLevel = Literal["minimal", "replica", "logical"]
+IoMethod = Literal["sync", "worker", "io_uring"]
 
 
 class Knobs(BaseModel):
@@ -81,6 +84,9 @@ class Knobs(BaseModel):
     """Needs a restart: applied only on the bundled server."""
     track_io_timing: bool | None = None
     """Lets pg_stat_io report read/write/extend/fsync times."""
+    io_method: IoMethod | None = None
+    """PostgreSQL 18's asynchronous I/O method; needs a restart, so only on a server pgwx
+    owns; io_uring only where the build has it (--with-liburing)."""
 
     def server_settings(self) -> dict[str, str]:
         """The GUCs this variant sets, as PostgreSQL spells their values."""
@@ -113,6 +119,7 @@ SERVER_KNOBS = (
     "temp_buffers",
     "shared_buffers",
     "track_io_timing",
+    "io_method",
 )
 """Knobs that are server settings (GUCs) rather than DDL."""
 
@@ -128,7 +135,7 @@ class Variant(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    name: str = Field(min_length=1, max_length=40)
+    name: Text = Field(min_length=1, max_length=40)
     """Label shown in tables; unique within the profile."""
     knobs: Knobs = Knobs()
     """The settings that make this variant."""
@@ -178,13 +185,13 @@ class Profile(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    name: str
+    name: Text
     """Short id, the file name without `.toml`."""
-    title: str
+    title: Text
     """One line for lists."""
-    source: str = ""
+    source: Text = ""
     """The article it reproduces (seed file name or URL)."""
-    description: str = ""
+    description: Text = ""
     """What the user should look for."""
     workload: str
     """Workload kind, a module in `explorer.lab.workloads`."""
@@ -205,7 +212,7 @@ class Profile(BaseModel):
     """Rounds run first and kept in the store, but left out of the statistics."""
     threshold: float = 0.03
     """Relative change below which a difference counts as noise (0.03 or "3%")."""
-    baseline: str | None = None
+    baseline: Text | None = None
     """Variant the ratios are taken against; the first one when unset."""
     settle_seconds: float = Field(default=1.0, ge=0, le=60)
     """Pause after CHECKPOINT before each trial."""
@@ -241,10 +248,10 @@ class Profile(BaseModel):
 class GucInfo(BaseModel):
     """What pg_settings says about one setting."""
 
-    name: str
-    setting: str
-    unit: str | None = None
-    context: str
+    name: Text
+    setting: Text
+    unit: Text | None = None
+    context: Text
     """user / superuser / sighup / postmaster / ..."""
     source: str | None = None
 
@@ -254,7 +261,7 @@ class Capabilities(BaseModel):
 
     version_num: int
     """server_version_num, e.g. 180006."""
-    version: str
+    version: Text
     """Human version, e.g. '18.6'."""
     lz4: bool
     """Built --with-lz4."""
@@ -273,6 +280,8 @@ class Capabilities(BaseModel):
     """From pg_control_system(); keys the undo journal."""
     gucs: dict[str, GucInfo] = {}
     """The settings pgwx may touch."""
+    io_methods: list[str] = []
+    """The io_method values this server's build accepts (empty before 18)."""
 
     @property
     def major(self) -> int:
@@ -283,11 +292,11 @@ class Capabilities(BaseModel):
 class ServerInfo(BaseModel):
     """How a run's server was reached, safe to show and to store."""
 
-    dsn_masked: str
+    dsn_masked: Text
     """Connection string with any password replaced by ***."""
     bundled: bool
     capabilities: Capabilities
-    off_defaults: list[str] = []
+    off_defaults: list[Text] = []
     """Risky settings off their defaults when the run began, not set by pgwx (described)."""
 
 
@@ -336,7 +345,7 @@ class PhaseMechanism(BaseModel):
     None when nothing sampled the phase."""
     wait_samples: int = 0
     """Observations behind `waits` (the denominator of each share)."""
-    late_in: str | None = None
+    late_in: Text | None = None
     """Set when one transaction spanned this phase and `late_in` (pg_restore's load and
     COMMIT): the counters a backend publishes only at its transaction's end (FPI, the
     workload's pg_stat_io) are all on `late_in`'s row, so they are absent here, not 0."""
@@ -365,7 +374,7 @@ class PhaseMechanism(BaseModel):
 class PhaseResult(BaseModel):
     """One timed phase of one trial."""
 
-    name: str
+    name: Text
     seconds: float
     """Monotonic wall time of the phase."""
     rows: int | None = None
@@ -376,6 +385,13 @@ class PhaseResult(BaseModel):
     """What the server did meanwhile (WAL, writers, checkpoints, waits); None in runs stored
     before pgwx measured it per phase, or when the sampler was off (then left out of the
     JSON, so an older run re-saves unchanged)."""
+
+    @field_validator("detail", mode="after")
+    @classmethod
+    def _printable_detail(cls, value: dict[str, Any]) -> dict[str, Any]:
+        # Notes come from the user's verify query and the server: text, like the names.
+        result: dict[str, Any] = printable_data(value)
+        return result
 
 
 TrialStatus = Literal["ok", "failed", "cancelled", "skipped"]
@@ -420,7 +436,7 @@ class TrialStats(BaseModel):
     """Buffers the checkpointer wrote inside the window."""
     waits: dict[str, int] = {}
     """'Type:Event' (or 'CPU') → observations of active workload backends, most first."""
-    top_wait: str | None = None
+    top_wait: Text | None = None
     """The most observed wait, or None when no backend was seen active."""
     wait_samples: int = 0
     """Observations of active workload backends."""
@@ -451,16 +467,16 @@ class TrialStats(BaseModel):
 class TrialResult(BaseModel):
     """One variant × repeat."""
 
-    run_id: str
-    variant: str
+    run_id: Text
+    variant: Text
     repeat: int
     """1-based."""
     status: TrialStatus
-    reason: str | None = None
+    reason: Text | None = None
     """Why it failed or was skipped."""
     started_at: dt.datetime
     phases: list[PhaseResult] = []
-    settings: dict[str, str] = {}
+    settings: dict[Text, Text] = {}
     """The server settings in force during the trial (read back, not assumed)."""
     stats: TrialStats | None = None
     """Summary of what the sampler saw (WAL bytes, extends, top wait…); None without one."""
@@ -508,22 +524,25 @@ class Environment(BaseModel):
     """pgwx's package version."""
     server_version: str
     """PostgreSQL's version string (SHOW server_version)."""
+    server_programs: str | None = None
+    """The installed PostgreSQL whose cluster pgwx owned for the run: its `postgres --version`
+    and program directory; None on a server pgwx does not own (or a run stored before)."""
     data_checksums: bool | None = None
     """Whether the cluster has data checksums (each write computes one)."""
     io_method: str | None = None
     """PG 18's asynchronous I/O method (sync / worker / io_uring); None before 18."""
-    settings: dict[str, str] = {}
+    settings: dict[Text, Text] = {}
     """Settings in force when the run started (name → value with its unit)."""
     cpu_count: int | None = None
     """CPUs of the machine pgwx ran on."""
-    cpu_model: str | None = None
+    cpu_model: Text | None = None
     """CPU model name from /proc/cpuinfo."""
     same_machine: bool = False
     """The server runs on this machine (bundled, unix socket or localhost), so the CPU load
     below is the server's too."""
     cpu: CpuLoad | None = None
     """CPU steal and load during the run; None when not on the same machine or not Linux."""
-    warnings: list[str] = []
+    warnings: list[Text] = []
     """One line each when the machine was busy enough to matter."""
 
 
@@ -533,14 +552,14 @@ RunStatus = Literal["running", "finished", "failed", "cancelled", "incomplete"]
 class RunRecord(BaseModel):
     """One `pgwx run`: a profile's whole matrix."""
 
-    id: str
+    id: Text
     profile: Profile
     scale: float = 1.0
     server: ServerInfo
     started_at: dt.datetime
     finished_at: dt.datetime | None = None
     status: RunStatus = "running"
-    reason: str | None = None
+    reason: Text | None = None
     trials: list[TrialResult] = []
     environment: Environment | None = Field(default=None, exclude_if=lambda v: v is None)
     """Versions, settings, CPU and machine load; None in runs stored before pgwx kept it."""
@@ -556,8 +575,8 @@ class _Event(BaseModel):
 
 class RunStarted(_Event):
     kind: Literal["run-started"] = "run-started"
-    run_id: str
-    profile: str
+    run_id: Text
+    profile: Text
     server: ServerInfo
     total_trials: int
 
@@ -567,29 +586,31 @@ class Notice(_Event):
 
     kind: Literal["notice"] = "notice"
     level: Literal["info", "warning", "error"] = "info"
-    message: str
+    message: Text
 
 
 class TrialStarted(_Event):
     kind: Literal["trial-started"] = "trial-started"
-    variant: str
+    variant: Text
     repeat: int
     index: int
     """1-based position in the matrix."""
     total: int
+    plan: str | None = None
+    """Where the run stands, e.g. "round 7 of ≤ 30 · ~3 min left · 3 comparisons open"."""
 
 
 class PhaseStarted(_Event):
     kind: Literal["phase-started"] = "phase-started"
-    variant: str
+    variant: Text
     repeat: int
-    phase: str
+    phase: Text
     expected_rows: int | None = None
 
 
 class PhaseEnded(_Event):
     kind: Literal["phase-ended"] = "phase-ended"
-    variant: str
+    variant: Text
     repeat: int
     result: PhaseResult
 
@@ -608,9 +629,9 @@ class TrialEnded(_Event):
 
 class RunEnded(_Event):
     kind: Literal["run-ended"] = "run-ended"
-    run_id: str
+    run_id: Text
     status: RunStatus
-    reason: str | None = None
+    reason: Text | None = None
 
 
 Event = Annotated[

@@ -2,7 +2,8 @@
 
 Data (`$XDG_DATA_HOME/pgwx`): the results store (or `$PGWX_RESULTS`, a file or a
 `postgresql://` URL), and beside a local store the exported tables and screenshots; the
-bundled cluster (`/var/lib/pgwx/pg18` for root, whose home is private). State
+clusters pgwx owns, one per major version (`/var/lib/pgwx/pg18`, `…/pg15` for root, whose
+home is private). State
 (`$PGWX_STATE_DIR`, else `$XDG_STATE_HOME/pgwx`): the undo journal, one file per server, and
 the log a programming error's traceback goes to. Configuration
 (`$XDG_CONFIG_HOME/pgwx/profiles`): the user's profiles. Shipped with pgwx: the profiles and
@@ -72,11 +73,15 @@ def screenshots_dir(files_dir: Path) -> Path:
     return files_dir / "screenshots"
 
 
-def bundled_data_dir() -> Path:
-    """~/.local/share/pgwx/pg18, or /var/lib/pgwx/pg18 for root (root's home is private)."""
+def cluster_data_dir(major: int = 18) -> Path:
+    """~/.local/share/pgwx/pgN, or /var/lib/pgwx/pgN for root (root's home is private).
+
+    One directory per major version (`--pg N`): a cluster is bound to the version that made
+    it; the bundled 18's is pg18.
+    """
     if os.geteuid() == 0:
-        return Path("/var/lib/pgwx/pg18")
-    return data_home() / "pg18"
+        return Path(f"/var/lib/pgwx/pg{major}")
+    return data_home() / f"pg{major}"
 
 
 def user_profiles_dir() -> Path:

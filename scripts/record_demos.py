@@ -76,7 +76,7 @@ def main() -> None:
             store.close()
         finally:
             shutil.rmtree(base, ignore_errors=True)
-        path = write_recording(data, out_dir / f"{name}{SUFFIX}")
+        path = write_recording(data, out_dir / f"{name}{SUFFIX}", force=True)  # re-recorded
         path.chmod(0o644)  # shipped with the package: everyone may read it
         size = path.stat().st_size
         print(f"{name}: {len(data['events'])} events, {size / 1024:.0f} KiB → {path}")

@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -23,8 +25,9 @@ import pytest
 from explorer.lab.run.runner import Runner, RunOptions
 from explorer.lab.store.results import ResultStore
 from explorer.models import Capabilities, Event, Profile, RunRecord
-from explorer.server.connect import Target
+from explorer.server.connect import LIBPQ_ENV, Target
 from explorer.server.embedded import LocalServer
+from tests.support.paths import ROOT
 from tests.support.runs import RunProfile
 from tests.support.server import PG15_BIN, server_state
 
@@ -153,3 +156,35 @@ def run_profile(store: ResultStore) -> RunProfile:
         return record, events
 
     return _run
+
+
+# --------------------------------------------------------------------------- the command line
+
+
+@pytest.fixture
+def cli(tmp_path: Path) -> Callable[..., subprocess.CompletedProcess[str]]:
+    """Run `python -m explorer.cli ARGS` with private results, state and temp directories."""
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+
+    def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+        full = {k: v for k, v in os.environ.items() if k not in LIBPQ_ENV}
+        full.update(
+            PYTHONPATH=str(ROOT),
+            PGWX_RESULTS=str(tmp_path / "results.sqlite"),
+            PGWX_STATE_DIR=str(tmp_path / "state"),
+            XDG_DATA_HOME=str(tmp_path / "data"),
+            XDG_STATE_HOME=str(tmp_path / "xstate"),
+            TMPDIR=str(tmp),
+            **(env or {}),
+        )
+        return subprocess.run(
+            [sys.executable, "-m", "explorer.cli", *args],
+            capture_output=True,
+            text=True,
+            env=full,
+            cwd=tmp_path,
+            timeout=120,
+        )
+
+    return run

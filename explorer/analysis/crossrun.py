@@ -16,9 +16,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from explorer.analysis.family import judge_family
 from explorer.analysis.judge import samples, settled
 from explorer.analysis.verdict import Verdict, compare
 from explorer.models import RunRecord
+from explorer.text import printable
 
 
 @dataclass
@@ -116,6 +118,10 @@ def compare_runs(a: RunRecord, b: RunRecord, threshold: float | None = None) -> 
             for p in phases_b
             if (variant, p) not in sa.seconds and f"{other} {p}" not in out.only_b
         ]
+    # The rows are one table: one Holm family, so it holds 95 % as a whole.
+    judged = judge_family({i: (r.a, r.b) for i, r in enumerate(out.rows)}, threshold=t)
+    for i, row in enumerate(out.rows):
+        row.verdict = judged[i]
     return out
 
 
@@ -169,9 +175,10 @@ def to_markdown(cross: CrossRuns) -> str:
         lines += ["", nothing]
     lines += [
         "",
-        f"verdict: B's median / A's [95 % interval]; faster or slower only when the interval "
-        f"excludes 1 and the change exceeds {cross.threshold:.0%}, otherwise ≈ (no detectable "
-        "difference). See the README, How to read a verdict.",
+        f"verdict: the Hodges–Lehmann ratio B / A [interval], Holm-corrected across the "
+        f"{len(cross.rows)} rows so the table holds 95 %; faster or slower when the interval "
+        f"excludes 1 and the ratio is beyond ±{cross.threshold:.0%}; same when the interval "
+        "lies inside that band; undecided otherwise. See the README, How to read a verdict.",
     ]
     open_ = [f"{r.variant} {r.phase}" for r in cross.rows if not settled(r.verdict)]
     if open_:
@@ -185,7 +192,7 @@ def to_markdown(cross: CrossRuns) -> str:
         lines.append("Only in A (not compared): " + ", ".join(cross.only_a) + ".")
     if cross.only_b:
         lines.append("Only in B (not compared): " + ", ".join(cross.only_b) + ".")
-    return "\n".join(lines) + "\n"
+    return printable("\n".join(lines) + "\n")  # names from two runs, text only
 
 
 def to_json(cross: CrossRuns) -> str:

@@ -49,6 +49,9 @@ def describe(env: Environment) -> list[str]:
         server += f", io_method {env.io_method}"
     cpu = f"{env.cpu_count or '?'} CPU(s)" + (f" ({env.cpu_model})" if env.cpu_model else "")
     lines.append(f"Environment: pgwx {env.pgwx_version} · {server} · {cpu}")
+    if env.server_programs is not None:
+        programs = env.server_programs.replace("`", "'")
+        lines.append(f"Server owned by pgwx, made with `{programs}`")
     if env.cpu is not None:
         c = env.cpu
         load = "?" if c.loadavg_max is None else f"{c.loadavg_max:.1f}"

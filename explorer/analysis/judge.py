@@ -5,6 +5,13 @@ out of a run (finished trials only, warm-ups left out, phases in run order, a to
 every phase of the trial is known), compares each variant's phase with the baseline's, checks
 the baseline for drift, and says which comparisons are settled. The runner asks it whether
 another round is needed; the report, `pgwx compare` and the app show what it found.
+
+The judgement replays the run's planned looks (`explorer.analysis.sequential`): at each look
+the still-open comparisons are Holm-corrected together (`explorer.analysis.family`) on the
+trials of the rounds up to that look, at the look's share of α; a comparison settled at a look
+(faster, slower, same) keeps that verdict, the rest are judged again at the next look. A run
+with fixed repeats has one look, at its end. So the same stored trials always give the same
+words, during the run and years later.
 """
 
 from __future__ import annotations
@@ -13,15 +20,18 @@ import statistics
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from explorer.analysis.family import judge_family
+from explorer.analysis.sequential import ALPHA, look_alpha, planned_looks, useful_looks
 from explorer.analysis.verdict import (
     DEFAULT_FLOOR_SECONDS,
     DEFAULT_THRESHOLD,
+    NO_BASELINE,
+    UNDECIDED,
     Verdict,
-    compare,
     drift,
     total,
 )
-from explorer.models import RunRecord, TrialResult
+from explorer.models import Profile, RunRecord, TrialResult
 
 TOTAL = "total"
 """The name of the summed phase in tables with more than one phase."""
@@ -41,6 +51,8 @@ class Samples:
     """Phase names in the order they first ran, then "total" when there is more than one."""
     seconds: dict[PhaseKey, list[float]] = field(default_factory=dict)
     """Durations of the measured (ok, not warm-up) trials."""
+    rounds: dict[PhaseKey, list[int]] = field(default_factory=dict)
+    """Beside each duration, its measured round (1 = the first round after the warm-ups)."""
     warmups: dict[str, int] = field(default_factory=dict)
     """Variant → warm-up trials left out."""
 
@@ -58,7 +70,17 @@ class Judgement:
     drifted: dict[str, bool] = field(default_factory=dict)
     """Phase → the baseline's first and last thirds differ by more than the threshold."""
     undecided: list[PhaseKey] = field(default_factory=list)
-    """Comparisons whose interval does not yet settle the question (see `settled`)."""
+    """Comparisons whose word is `undecided`, in table order."""
+    looks: list[int] = field(default_factory=list)
+    """Measured rounds at which the verdicts were judged (the last is the run's end)."""
+    planned: list[int] = field(default_factory=list)
+    """The planned looks that can decide something in a table this size (auto repeats)."""
+    family_size: int = 0
+    """Comparisons corrected together (Holm) — every cell with a baseline counterpart."""
+
+    def open_variants(self) -> set[str]:
+        """Variants with a comparison still undecided: the ones more rounds can help."""
+        return {name for name, _ in self.undecided}
 
 
 def measured(trials: Iterable[TrialResult]) -> list[TrialResult]:
@@ -74,6 +96,7 @@ def samples(trials: Iterable[TrialResult]) -> Samples:
         if t.status == "ok" and t.warmup:
             out.warmups[t.variant] = out.warmups.get(t.variant, 0) + 1
     good = measured(trials)
+    first = min((t.repeat for t in good), default=1)
     for t in good:
         for p in t.phases:
             if p.name not in out.phases:
@@ -86,37 +109,30 @@ def samples(trials: Iterable[TrialResult]) -> Samples:
         mine.extend(p.name for p in t.phases if p.name not in mine)
     for t in good:
         by_name = {p.name: p.seconds for p in t.phases}
-        for name, secs in by_name.items():
-            out.seconds.setdefault((t.variant, name), []).append(secs)
         if len(out.phases) > 1:
             whole = total(by_name.get(n) for n in own[t.variant])
             if whole is not None:
-                out.seconds.setdefault((t.variant, TOTAL), []).append(whole)
+                by_name[TOTAL] = whole
+        for name, secs in by_name.items():
+            out.seconds.setdefault((t.variant, name), []).append(secs)
+            out.rounds.setdefault((t.variant, name), []).append(t.repeat - first + 1)
     if len(out.phases) > 1:
         out.phases.append(TOTAL)
     return out
 
 
 def settled(v: Verdict) -> bool:
-    """True when more trials would not change the word.
+    """True when the word is faster, slower or same: more trials are not needed for it."""
+    return v.settled
 
-    The interval must lie entirely beyond the threshold on one side (below 1 − threshold or
-    above 1 + threshold) or entirely inside 1 ± threshold; for phases below the floor, the
-    same with the difference in seconds against ± the floor.
-    """
-    if v.too_few:
-        return False
-    if v.below_floor is not None:
-        lo, hi = v.diff_ci_low, v.diff_ci_high
-        if lo is None or hi is None:
-            return False
-        f = DEFAULT_FLOOR_SECONDS
-        return hi < -f or lo > f or (-f <= lo and hi <= f)
-    lo, hi = v.ci_low, v.ci_high
-    if lo is None or hi is None:
-        return False
-    t = v.threshold
-    return hi < 1 - t or lo > 1 + t or (1 - t <= lo and hi <= 1 + t)
+
+def _upto(s: Samples, key: PhaseKey, last_round: int) -> list[float]:
+    """The cell's durations from measured rounds 1…last_round."""
+    return [
+        x
+        for x, r in zip(s.seconds.get(key, []), s.rounds.get(key, []), strict=True)
+        if r <= last_round
+    ]
 
 
 def judge(
@@ -125,7 +141,7 @@ def judge(
     threshold: float | None = None,
     variants: list[str] | None = None,
 ) -> Judgement:
-    """Verdicts for a run.
+    """Verdicts for a run, replaying its planned looks.
 
     Args:
         record: The run, with its trials so far.
@@ -148,6 +164,7 @@ def judge(
         if any(x.variant == v for x in record.trials)
         and all(x.status == "skipped" for x in record.trials if x.variant == v)
     }
+    cells: list[PhaseKey] = []
     for phase in s.phases:
         ref = s.seconds.get((base, phase), [])
         # One trial per third is the noise of one trial, and a phase below the floor is
@@ -163,11 +180,62 @@ def judge(
             mine = s.seconds.get((name, phase))
             if mine is None and not ref:
                 continue
-            v = compare(ref, mine or [], threshold=t)
-            out.verdicts[(name, phase)] = v
-            if not settled(v):
-                out.undecided.append((name, phase))
+            if not ref:
+                out.verdicts[(name, phase)] = Verdict(
+                    n_baseline=0,
+                    n_candidate=len(mine or []),
+                    median_baseline=None,
+                    median_candidate=statistics.median(mine) if mine else None,
+                    threshold=t,
+                    word=NO_BASELINE,
+                )
+                continue
+            cells.append((name, phase))
+    listing = [
+        k
+        for phase in s.phases
+        for k in ((n, phase) for n in names)
+        if k in cells or k in out.verdicts
+    ]
+    out.family_size = len(cells)
+    _replay_looks(out, s, cells, profile)
+    out.verdicts = {k: out.verdicts[k] for k in listing}
+    out.undecided = [k for k in out.verdicts if out.verdicts[k].word == UNDECIDED]
     return out
+
+
+def _replay_looks(out: Judgement, s: Samples, cells: list[PhaseKey], profile: Profile) -> None:
+    """Judge `cells` at each planned look the run reached, settled ones kept as they were."""
+    if not cells:
+        return
+    planned = planned_looks(profile.repeats, profile.min_repeats, profile.max_repeats)
+    if profile.repeats == "auto":
+        planned = useful_looks(planned, len(cells))
+    out.planned = planned
+    done = max((r for rs in s.rounds.values() for r in rs), default=0)
+    auto = profile.repeats == "auto"
+    # Fixed repeats: one look, at the end. Auto: the planned looks passed, and the end (a run
+    # cut short ends between looks; one longer than planned makes its end one more look).
+    points = [n for n in planned if n < done] + [done] if auto else [done]
+    out.looks = points
+    alpha = look_alpha(max(len(planned), len(points)))
+    base = out.baseline
+    open_ = list(cells)
+    for point in points:
+        pairs = {k: (_upto(s, (base, k[1]), point), _upto(s, k, point)) for k in open_}
+        judged = judge_family(
+            pairs,
+            alpha=alpha,
+            family_size=len(cells),
+            threshold=out.threshold,
+            reported_alpha=ALPHA,
+        )
+        for key in open_:
+            v = judged[key]
+            out.verdicts[key] = v.model_copy(update={"look": point}) if auto else v
+        open_ = [k for k in open_ if not out.verdicts[k].settled]
+        if not open_:
+            break
 
 
 def undecided_text(judged: Judgement) -> str | None:
@@ -177,18 +245,21 @@ def undecided_text(judged: Judgement) -> str | None:
     few: dict[str, int] = {}
     open_: list[str] = []
     for key in judged.undecided:
-        v = judged.verdicts.get(key)
-        if v is None or v.too_few:
-            n = min(v.n_baseline, v.n_candidate) if v is not None else 0
+        v = judged.verdicts[key]
+        if v.too_few:
+            n = min(v.n_baseline, v.n_candidate)
             few[key[0]] = min(few.get(key[0], n), n)
         else:
             open_.append(f"{key[0]} {key[1]} ({v.label()})")
     parts = []
     if open_:
-        parts.append("the interval still straddles the threshold for " + ", ".join(open_))
+        parts.append(
+            "the interval is neither clear of 1 beyond the threshold nor inside it for "
+            + ", ".join(open_)
+        )
     if few:
         parts.append(
             "too few trials for any verdict for "
             + ", ".join(f"{name} (n={n})" for name, n in few.items())
         )
-    return "Undecided: " + "; ".join(parts) + " — more trials could change the word."
+    return "Undecided: " + "; ".join(parts) + " — more trials could settle the word."

@@ -21,6 +21,7 @@ from explorer.analysis.judge import TOTAL, Judgement, judge, measured, samples, 
 from explorer.analysis.mechanism import MechanismSummary
 from explorer.analysis.verdict import Verdict
 from explorer.models import RunRecord, TrialResult
+from explorer.text import printable
 
 
 @dataclass
@@ -173,25 +174,22 @@ CSV_DIGITS = 7
 
 
 def csv_cell(value: Any) -> Any:
-    """A text cell a spreadsheet reads as text: `'` before a leading = + - @ tab or CR.
+    """A text cell a spreadsheet reads as text: `'` before a leading = + - @ tab or CR,
+    control characters as visible escapes.
 
     Floats keep `CSV_DIGITS` significant digits (a number, never prefixed).
     """
     if isinstance(value, float):
         return f"{value:.{CSV_DIGITS}g}"
-    if isinstance(value, str) and value.startswith(CSV_FORMULA_START):
-        return "'" + value
-    return value
+    if not isinstance(value, str):
+        return value
+    value = printable(value)  # no control character from a name reaches a spreadsheet
+    return "'" + value if value.startswith(CSV_FORMULA_START) else value
 
 
 def footnotes(record: RunRecord, judged: Judgement) -> list[str]:
     """What the verdicts rest on: threshold, warm-ups, drift and what stayed undecided."""
-    out = [
-        f"verdict: the variant's median / the baseline's [95 % interval]; faster or slower "
-        f"only when the interval excludes 1 and the change exceeds {judged.threshold:.0%}, "
-        "otherwise ≈ (no detectable difference); below 50 ms the difference in seconds. "
-        "See the README, How to read a verdict."
-    ]
+    out = [verdict_legend(judged)]
     warm = samples(record.trials).warmups
     if warm:
         most = max(warm.values())
@@ -210,6 +208,40 @@ def footnotes(record: RunRecord, judged: Judgement) -> list[str]:
     if undecided:
         out.append(undecided)
     return out
+
+
+def p_cell(v: Verdict | None) -> str:
+    """``0.0029 (0.017)``: the comparison's own p-value and, in brackets, after the table's
+    correction (what faster/slower is decided on); empty without one."""
+    if v is None or v.p_value is None:
+        return ""
+    adjusted = "" if v.p_adjusted is None else f" ({v.p_adjusted:.2g})"
+    return f"{v.p_value:.2g}{adjusted}"
+
+
+def verdict_legend(judged: Judgement) -> str:
+    """How to read the verdict column: the estimate, the correction and the four words."""
+    t = f"{judged.threshold * 100:g} %"
+    n = judged.family_size
+    looks = judged.looks
+    family = (
+        f"Holm-corrected across the table's {n} comparisons"
+        if n > 1
+        else "one comparison, no correction needed"
+    )
+    sequential = (
+        f", judged at rounds {', '.join(str(x) for x in looks)} (α split over the planned looks)"
+        if len(looks) > 1
+        else ""
+    )
+    return (
+        "verdict: the Hodges–Lehmann ratio variant / baseline [interval], "
+        f"{family}{sequential}, so the whole table holds 95 %; faster or slower when the "
+        f"interval excludes 1 and the ratio is beyond ±{t}; same within ±{t} when the whole "
+        "interval lies inside it; undecided otherwise; below 50 ms the difference in seconds. "
+        "p (adj.): the Mann–Whitney p of the comparison alone (after the correction). "
+        "See the README, How to read a verdict."
+    )
 
 
 def to_markdown(record: RunRecord, threshold: float | None = None) -> str:
@@ -234,6 +266,7 @@ def to_markdown(record: RunRecord, threshold: float | None = None) -> str:
         "median s",
         "max s",
         "verdict",
+        "p (adj.)",
         "rows",
         *mechanism.MD_HEADERS,
         "notes",
@@ -250,6 +283,7 @@ def to_markdown(record: RunRecord, threshold: float | None = None) -> str:
             _fmt_s(r.median),
             _fmt_s(r.max),
             md_cell(r.verdict_label()),
+            p_cell(r.verdict),
             "" if r.rows is None else str(r.rows),
             *(md_cell(c) for c in mechanism.md_cells(r.mechanism)),
             md_cell(r.note),
@@ -274,7 +308,7 @@ def to_markdown(record: RunRecord, threshold: float | None = None) -> str:
         lines.append(
             "Settings common to all variants: " + ", ".join(f"{k}={v}" for k, v in common.items())
         )
-    return "\n".join(lines) + "\n"
+    return printable("\n".join(lines) + "\n")  # names from a profile or a recording
 
 
 MECHANISM_LEGEND = (
@@ -315,11 +349,13 @@ VERDICT_FIELDS = (
     "diff_ci_low",
     "diff_ci_high",
     "p_value",
+    "p_adjusted",
     "p_method",
     "n_baseline",
     "n_candidate",
     "confidence",
     "threshold",
+    "look",
 )
 """Verdict fields in the CSV (flat) and JSON (under "verdict") exports."""
 
@@ -404,6 +440,12 @@ def to_json(record: RunRecord, threshold: float | None = None) -> str:
                 "warmups": samples(record.trials).warmups,
                 "baseline_drift": judged.drifted,
                 "undecided": [list(k) for k in judged.undecided],
+                "correction": {
+                    "method": "holm",
+                    "comparisons": judged.family_size,
+                    "looks": judged.looks,
+                    "alpha": 0.05,
+                },
                 "rows": to_rows(record, threshold, unknown=None),
                 "unknown_is": "null: pgwx could not measure it (nor any total that includes it)",
                 "environment": (

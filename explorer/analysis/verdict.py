@@ -1,8 +1,11 @@
 """Verdicts you can defend: is a variant faster than the baseline, and how sure are we?
 
 `compare(baseline, candidate)` turns two samples of phase durations (seconds, one per trial)
-into a `Verdict`: the ratio of medians, a confidence interval, a Mann–Whitney p-value and one
-word. Standard library only; no numpy or scipy.
+into a `Verdict`: the Hodges–Lehmann ratio with its confidence interval, a Mann–Whitney
+p-value and one of four words. Standard library only; no numpy or scipy. A run's table makes
+many such comparisons, and auto repeats look at them many times: `explorer.analysis.family`
+and `explorer.analysis.sequential` choose the confidence each comparison is made at so the
+error rate holds for the whole table and the whole run.
 
 Methods, and why these:
 
@@ -17,53 +20,38 @@ Methods, and why these:
   candidate / baseline under the model "the variant scales the duration". It is the set of
   ratios the Mann–Whitney test above does not reject: the k-th smallest and k-th largest of the
   m·n pairwise ratios candidate_j / baseline_i, with k from the exact U distribution (or its
-  normal approximation, whenever the p-value uses it). Chosen over a bootstrap because (1) it
-  is exact — its coverage is at least the stated 95 % for any continuous distribution, where a
-  percentile bootstrap of a median is known to under-cover at n = 5–10, the sample sizes pgwx
-  runs at; (2) it is deterministic, no seed; (3) it can never contradict the p-value: the
-  interval excludes 1 exactly when p < 1 − confidence. The point estimate shown is the ratio of
-  medians, as the table always showed; under the scaling model both estimate the same number
-  (with very uneven samples the ratio of medians can fall just outside the interval).
-  An interval needs enough trials to exist at all: with 3 against 3 no ordering of the trials is
-  rare enough for 95 % (the smallest possible p is 0.10), so `compare` says so instead.
+  normal approximation, whenever the p-value uses it). Chosen over a bootstrap because it is
+  exact (coverage at least the stated level for any continuous distribution, where a
+  percentile bootstrap under-covers at n = 5–10), deterministic, and can never contradict the
+  p-value: the interval excludes 1 exactly when p < 1 − confidence.
+- **Point estimate**: the Hodges–Lehmann ratio, exp of the median of the m·n pairwise log
+  differences — the estimator the interval is built around, so the point always lies inside
+  its interval. Medians, min and max stay in the tables as description.
 - **Tiny phases**: when a median is below `floor_seconds` (default 50 ms: timer and polling
   resolution), a ratio is dominated by the error of the small number (an immediate COMMIT of
-  0.012 s makes a deferred one "420×"). Such phases get the difference of medians in seconds
-  and the same Moses interval on raw seconds instead of a ratio.
+  0.012 s makes a deferred one "420×"). Such phases get the Hodges–Lehmann difference in
+  seconds with the same Moses interval on raw seconds, judged against ± the floor.
 
-How to read a verdict
----------------------
+Four words (`WORDS`), each meaning one thing:
 
-Each variant's phase is compared with the baseline variant's same phase, trial by trial:
-
-- ``0.54× [0.50–0.58] faster`` — the candidate's median is 0.54 of the baseline's; with 95 %
-  confidence the true ratio lies between 0.50 and 0.58. *faster* / *slower* is printed only
-  when that interval excludes 1 **and** the ratio differs from 1 by more than the noise
-  threshold (3 % unless the profile or ``--threshold`` says otherwise).
-- ``≈ 1.02× [0.97–1.08]`` — no detectable difference: either the interval contains 1 (these
-  trials cannot tell the two apart; more repeats may), or the difference is real but smaller
-  than the threshold. It does not prove the two are equal.
-- ``too few runs (n=3)`` — fewer than 5 trials on one side. Three interleaved pairs all
-  pointing the same way happen by chance one time in eight; no ratio is shown as a finding.
-- ``+4.85 s slower (tiny baseline)`` — a median below 50 ms: the difference in seconds is shown
-  instead of a ratio, and is called faster/slower only if it exceeds those 50 ms and its
-  interval excludes 0.
-
-The p-value (JSON export) is the chance of samples at least this different if the variant
-made no difference at all. Why three runs are rarely enough: on these machines the same run
-varies by ±15–20 %, so a few percent of difference needs about ten trials per variant before
-the interval is narrower than the difference.
+- ``0.54× [0.50–0.58] faster`` / ``slower`` — the interval excludes 1 **and** the point
+  differs from 1 by more than the noise threshold (3 % unless the profile says otherwise).
+- ``1.01× [0.98–1.02] same within ±3 %`` — the whole interval lies inside 1 ± threshold:
+  equivalence shown, at the same confidence.
+- ``1.04× [0.93–1.16] undecided`` — neither: these trials cannot tell (with too few trials
+  for any interval, ``undecided, too few runs (n=3)``).
+- ``no baseline phase`` — the baseline never ran this phase: nothing to compare with.
 
 Trial order and warm-up: `balanced_order` gives A B C, C B A, A B C, … so slow drift of the
 machine (page cache, checkpoints, thermal) falls evenly on all variants. A warm-up trial is
-handled by the caller, not by `compare`: run the first round as usual, keep its trials in the
-store, and pass only the trials with ``round >= warmup`` to `compare` (with ``warmup=1`` the
-first trial of every variant is dropped, and the rounds kept are still balanced when an even
-number of them remains). `drift` checks the baseline's trials in run order for a trend.
+handled by the caller, not by `compare`: pass only the measured trials. `drift` checks the
+baseline's trials in run order for a trend.
 """
 
 from __future__ import annotations
 
+import bisect
+import functools
 import math
 import statistics
 from collections import Counter
@@ -91,6 +79,18 @@ DEFAULT_MIN_N = 5
 T = TypeVar("T")
 
 
+FASTER, SLOWER, SAME, UNDECIDED, NO_BASELINE = (
+    "faster",
+    "slower",
+    "same",
+    "undecided",
+    "no baseline phase",
+)
+WORDS = (FASTER, SLOWER, SAME, UNDECIDED)
+"""The four words a comparison can end with (plus NO_BASELINE where there is nothing to
+compare)."""
+
+
 class Verdict(BaseModel):
     """One candidate variant's phase compared with the baseline's same phase."""
 
@@ -105,72 +105,89 @@ class Verdict(BaseModel):
     median_candidate: float | None
     """Median seconds of the candidate; None without trials."""
     ratio: float | None = None
-    """median_candidate / median_baseline; None when a side has no trials or is below the floor
-    (then see `difference_seconds`). Present but not a finding when there are too few runs."""
+    """The Hodges–Lehmann ratio candidate / baseline (exp of the median pairwise log
+    difference), the point the interval is built around; None when a side has no trials or is
+    below the floor (then see `difference_seconds`)."""
     ci_low: float | None = None
     """Lower end of the confidence interval of the ratio (Moses/Hodges–Lehmann on log
     durations); None with too few runs or below the floor."""
     ci_high: float | None = None
     """Upper end of the confidence interval of the ratio; None like `ci_low`."""
     difference_seconds: float | None = None
-    """median_candidate − median_baseline, in seconds (negative: the candidate is faster)."""
+    """Hodges–Lehmann shift candidate − baseline in seconds (negative: the candidate is
+    faster)."""
     diff_ci_low: float | None = None
     """Lower end of the interval of the difference in seconds; only for phases below the floor."""
     diff_ci_high: float | None = None
     """Upper end of the interval of the difference in seconds; only below the floor."""
     p_value: float | None = None
-    """Two-sided Mann–Whitney U p-value; None when a side has no trials."""
+    """Two-sided Mann–Whitney U p-value of this comparison alone; None without trials."""
+    p_adjusted: float | None = None
+    """The p-value after the table's multiplicity correction (Holm) and, with auto repeats,
+    the look's share of α; faster/slower needs it below 1 − the run's confidence. None where
+    no correction was applied (a lone comparison)."""
     p_method: Literal["exact", "normal"] | None = None
     """"exact" (null distribution of U counted, no ties) or "normal" (tie- and
     continuity-corrected normal approximation)."""
     below_floor: Literal["baseline", "candidate", "both"] | None = None
     """Which median fell below `floor_seconds`; when set, the verdict is in seconds, not a
     ratio."""
+    floor_seconds: float = DEFAULT_FLOOR_SECONDS
+    """Below-floor phases: differences within ± this many seconds are the same."""
     confidence: float = 0.95
-    """Confidence level of the interval."""
+    """Confidence level of this interval (above 0.95 after a correction)."""
     threshold: float = DEFAULT_THRESHOLD
     """Relative change below which a difference counts as noise."""
+    too_few: bool = False
+    """Fewer trials than a verdict needs on one side: undecided, without an interval."""
+    look: int | None = None
+    """The measured round at which the word was settled (auto repeats); None otherwise."""
     word: str
-    """"faster", "slower", "no detectable difference" or "too few runs (n=N)"."""
+    """One of `WORDS`, or `NO_BASELINE`."""
 
     @property
     def decided(self) -> bool:
         """True when the verdict is "faster" or "slower"."""
-        return self.word in ("faster", "slower")
+        return self.word in (FASTER, SLOWER)
 
     @property
-    def too_few(self) -> bool:
-        """True when there were too few trials for any verdict."""
-        return self.word.startswith("too few runs")
+    def settled(self) -> bool:
+        """True when the word is faster, slower or same: more trials are not needed."""
+        return self.word in (FASTER, SLOWER, SAME)
+
+    def same_text(self) -> str:
+        """``same within ±3 %`` (or ``±50 ms`` below the floor)."""
+        if self.below_floor is not None:
+            f = self.floor_seconds
+            return f"same within ±{f * 1000:g} ms" if f < 1 else f"same within ±{f:g} s"
+        return f"same within ±{self.threshold * 100:g} %"
+
+    def word_text(self) -> str:
+        """The word as printed: `same` spelled out with its band."""
+        return self.same_text() if self.word == SAME else self.word
 
     def label(self) -> str:
         """The short text for a table cell, e.g. ``0.54× [0.50–0.58] faster``."""
-        if self.too_few:
+        if self.word == NO_BASELINE:
             return self.word
+        if self.too_few:
+            return f"undecided, too few runs (n={min(self.n_baseline, self.n_candidate)})"
         if self.below_floor is not None:
             if self.difference_seconds is None:
-                return self.word
+                return self.word_text()
             tail = {"baseline": "tiny baseline", "candidate": "tiny candidate"}.get(
                 self.below_floor, "tiny phase"
             )
-            text = f"{_seconds(self.difference_seconds)} ({tail})"
-            return _with_word(text, self.word)
+            return f"{_seconds(self.difference_seconds)} {self.word_text()} ({tail})"
         if self.ratio is None:
-            return self.word
+            return self.word_text()
         text = f"{_ratio(self.ratio)}×"
         if self.ci_low is not None and self.ci_high is not None:
             text += f" [{_ratio(self.ci_low)}–{_ratio(self.ci_high)}]"
-        return _with_word(text, self.word)
+        return f"{text} {self.word_text()}"
 
     def __str__(self) -> str:
         return self.label()
-
-
-def _with_word(text: str, word: str) -> str:
-    if word in ("faster", "slower"):
-        head, sep, tail = text.partition(" (")
-        return f"{head} {word}{sep}{tail}"
-    return f"≈ {text}"
 
 
 def _ratio(x: float) -> str:
@@ -196,13 +213,8 @@ def _seconds(d: float) -> str:
 # --------------------------------------------------------------------------- Mann–Whitney U
 
 
-def u_distribution(m: int, n: int) -> list[int]:
-    """Counts of each value of U (0…m·n) over all C(m+n, m) orderings of two samples.
-
-    The generating function of U is the Gaussian binomial coefficient
-    ∏_{i=1..m} (1 − q^(n+i)) / (1 − q^i); multiplying and dividing by those factors one at a
-    time stays in exact integers and costs O(m · m·n).
-    """
+@functools.lru_cache(maxsize=512)
+def _u_counts(m: int, n: int) -> tuple[int, ...]:
     top = m * n
     c = [1] + [0] * top
     for i in range(1, m + 1):
@@ -211,22 +223,44 @@ def u_distribution(m: int, n: int) -> list[int]:
             c[u] -= c[u - step]
         for u in range(i, top + 1):
             c[u] += c[u - i]
-    return c
+    return tuple(c)
 
 
-def _cdf(counts: list[int], u: int) -> float:
+def u_distribution(m: int, n: int) -> list[int]:
+    """Counts of each value of U (0…m·n) over all C(m+n, m) orderings of two samples.
+
+    The generating function of U is the Gaussian binomial coefficient
+    ∏_{i=1..m} (1 − q^(n+i)) / (1 − q^i); multiplying and dividing by those factors one at a
+    time stays in exact integers and costs O(m · m·n). Cached: a run asks for the same sizes
+    again and again.
+    """
+    return list(_u_counts(m, n))
+
+
+@functools.lru_cache(maxsize=512)
+def _u_cdf(m: int, n: int) -> tuple[float, ...]:
+    """P(U ≤ u) for u = 0…m·n under the null hypothesis."""
+    counts = _u_counts(m, n)
+    total_ = sum(counts)
+    out, below = [], 0
+    for c in counts:
+        below += c
+        out.append(below / total_)
+    return tuple(out)
+
+
+def _cdf(m: int, n: int, u: int) -> float:
     """P(U ≤ u) under the null hypothesis."""
-    if u < 0:
-        return 0.0
-    return sum(counts[: u + 1]) / sum(counts)
+    return 0.0 if u < 0 else _u_cdf(m, n)[u]
 
 
 def _u_statistic(baseline: Sequence[float], candidate: Sequence[float]) -> float:
     """Pairs where the candidate is slower (ties count one half)."""
+    ordered = sorted(baseline)
     u = 0.0
     for c in candidate:
-        for b in baseline:
-            u += 1.0 if c > b else 0.5 if c == b else 0.0
+        below = bisect.bisect_left(ordered, c)
+        u += below + (bisect.bisect_right(ordered, c) - below) / 2
     return u
 
 
@@ -254,9 +288,8 @@ def mann_whitney(
     u = _u_statistic(baseline, candidate)
     big_u = max(u, m * n - u)
     if _use_exact(baseline, candidate):
-        counts = u_distribution(m, n)
         # P(U ≥ big_u) = P(U ≤ m·n − big_u) by symmetry.
-        p = 2 * _cdf(counts, int(m * n - big_u))
+        p = 2 * _cdf(m, n, int(m * n - big_u))
         return min(1.0, p), "exact"
     sd = _normal_sd(baseline, candidate)
     if sd == 0:
@@ -265,36 +298,63 @@ def mann_whitney(
     return min(1.0, 2 * (1 - NormalDist().cdf(z))), "normal"
 
 
+def _interval_rank(baseline: Sequence[float], candidate: Sequence[float], confidence: float) -> int:
+    """k of the Moses interval: the largest k with P(U ≤ k − 1) ≤ (1 − confidence)/2."""
+    m, n = len(baseline), len(candidate)
+    half_alpha = (1 - confidence) / 2
+    if _use_exact(baseline, candidate):
+        cdf = _u_cdf(m, n)
+        return bisect.bisect_right(cdf, half_alpha)
+    z = NormalDist().inv_cdf(1 - half_alpha)
+    return math.floor(m * n / 2 + 0.5 - z * _normal_sd(baseline, candidate))
+
+
+def shift_estimate(
+    baseline: Sequence[float], candidate: Sequence[float], confidence: float = 0.95
+) -> tuple[float, tuple[float, float] | None]:
+    """Hodges–Lehmann shift candidate − baseline and its Moses interval.
+
+    The point is the median of the m·n differences candidate_j − baseline_i; the interval is
+    their k-th smallest and k-th largest, with k the largest integer whose exact (or
+    normal-approximated) P(U ≤ k − 1) ≤ (1 − confidence)/2 — so k ≤ m·n/2 and the point lies
+    inside. The interval is None when no k ≥ 1 qualifies (too few trials for this confidence).
+    Both sides must be non-empty.
+    """
+    diffs = sorted(c - b for c in candidate for b in baseline)
+    half = len(diffs) // 2
+    point = diffs[half] if len(diffs) % 2 else (diffs[half - 1] + diffs[half]) / 2
+    k = _interval_rank(baseline, candidate, confidence)
+    if k < 1:
+        return point, None
+    return point, (diffs[k - 1], diffs[len(diffs) - k])
+
+
 def shift_interval(
     baseline: Sequence[float], candidate: Sequence[float], confidence: float = 0.95
 ) -> tuple[float, float] | None:
-    """Moses / Hodges–Lehmann interval for the shift candidate − baseline.
-
-    The k-th smallest and k-th largest of the m·n differences candidate_j − baseline_i, with k
-    the largest integer whose exact (or normal-approximated) P(U ≤ k − 1) ≤ (1 − confidence)/2.
-    None when no k ≥ 1 qualifies (too few trials for this confidence).
-    """
-    m, n = len(baseline), len(candidate)
-    if m == 0 or n == 0:
+    """Moses / Hodges–Lehmann interval for the shift candidate − baseline (see
+    `shift_estimate`); None without trials or with too few for this confidence."""
+    if not baseline or not candidate:
         return None
-    half_alpha = (1 - confidence) / 2
-    if _use_exact(baseline, candidate):
-        counts = u_distribution(m, n)
-        total = sum(counts)
-        k, below = 0, 0
-        while k < m * n and (below + counts[k]) / total <= half_alpha:
-            below += counts[k]
-            k += 1
-    else:
-        z = NormalDist().inv_cdf(1 - half_alpha)
-        k = math.floor(m * n / 2 + 0.5 - z * _normal_sd(baseline, candidate))
-    if k < 1:
-        return None
-    diffs = sorted(c - b for c in candidate for b in baseline)
-    return diffs[k - 1], diffs[m * n - k]
+    return shift_estimate(baseline, candidate, confidence)[1]
 
 
 # --------------------------------------------------------------------------- the verdict
+
+
+def word_for(point: float, interval: tuple[float, float] | None, null: float, margin: float) -> str:
+    """The word for a point and its interval against `null` ± `margin` (1 ± threshold for a
+    ratio, 0 ± floor for seconds): faster, slower, same or undecided."""
+    if interval is None:
+        return UNDECIDED
+    lo, hi = interval
+    if null - margin <= lo and hi <= null + margin:
+        return SAME
+    if hi < null and point < null - margin:
+        return FASTER
+    if lo > null and point > null + margin:
+        return SLOWER
+    return UNDECIDED
 
 
 def compare(
@@ -311,10 +371,11 @@ def compare(
     Args:
         baseline: Seconds per trial of the baseline variant (warm-up trials already removed).
         candidate: Seconds per trial of the variant being judged.
-        threshold: Relative change that counts as noise; faster/slower needs more than this.
+        threshold: Relative change that counts as noise; faster/slower needs more than this,
+            same needs the whole interval within it.
         floor_seconds: Medians below this get an absolute difference instead of a ratio.
-        min_n: Fewer trials than this on either side gives `too few runs (n=…)`.
-        confidence: Confidence level of the interval.
+        min_n: Fewer trials than this on either side: undecided, too few runs.
+        confidence: Confidence level of the interval (a table's correction raises it).
 
     Returns:
         The verdict; see the module docstring for how to read it.
@@ -341,12 +402,13 @@ def compare(
         "median_candidate": med_c,
         "confidence": confidence,
         "threshold": threshold,
+        "floor_seconds": floor_seconds,
     }
     if med_b is None or med_c is None:
-        return Verdict(**common, word=f"too few runs (n={min(m, n)})")  # type: ignore[arg-type]
+        return Verdict(**common, too_few=True, word=UNDECIDED)  # type: ignore[arg-type]
     p, method = mann_whitney(b, c)
-    difference = med_c - med_b
     few = min(m, n) < min_n
+    common.update(p_value=p, p_method=method, too_few=few)
     # A non-positive duration has no logarithm; treat it like a tiny one.
     tiny_b = med_b < floor_seconds or min(b) <= 0
     tiny_c = med_c < floor_seconds or min(c) <= 0
@@ -354,35 +416,22 @@ def compare(
         side: Literal["baseline", "candidate", "both"] = (
             "both" if tiny_b and tiny_c else "baseline" if tiny_b else "candidate"
         )
-        interval = None if few else shift_interval(b, c, confidence)
-        word = "no detectable difference"
-        if few:
-            word = f"too few runs (n={min(m, n)})"
-        elif interval is not None and abs(difference) > floor_seconds:
-            if interval[1] < 0 and difference < 0:
-                word = "faster"
-            elif interval[0] > 0 and difference > 0:
-                word = "slower"
-        common.update(difference_seconds=difference, p_value=p, p_method=method)
+        shift, interval = shift_estimate(b, c, confidence)
+        interval = None if few else interval
+        common.update(difference_seconds=shift, below_floor=side)
         if interval is not None:
             common.update(diff_ci_low=interval[0], diff_ci_high=interval[1])
-        return Verdict(**common, below_floor=side, word=word)  # type: ignore[arg-type]
-    ratio = med_c / med_b
-    ci: tuple[float, float] | None = None
-    if not few:
-        log_shift = shift_interval([math.log(x) for x in b], [math.log(x) for x in c], confidence)
-        if log_shift is not None:
-            ci = (math.exp(log_shift[0]), math.exp(log_shift[1]))
-    word = f"too few runs (n={min(m, n)})" if few else "no detectable difference"
-    if ci is not None:
-        if ci[1] < 1 and ratio < 1 - threshold:
-            word = "faster"
-        elif ci[0] > 1 and ratio > 1 + threshold:
-            word = "slower"
-    common.update(ratio=ratio, difference_seconds=difference, p_value=p, p_method=method)
+        word = word_for(shift, interval, 0.0, floor_seconds)
+        return Verdict(**common, word=word)  # type: ignore[arg-type]
+    log_shift, log_ci = shift_estimate(
+        [math.log(x) for x in b], [math.log(x) for x in c], confidence
+    )
+    ratio = math.exp(log_shift)
+    ci = None if few or log_ci is None else (math.exp(log_ci[0]), math.exp(log_ci[1]))
+    common.update(ratio=ratio, difference_seconds=med_c - med_b)
     if ci is not None:
         common.update(ci_low=ci[0], ci_high=ci[1])
-    return Verdict(**common, word=word)  # type: ignore[arg-type]
+    return Verdict(**common, word=word_for(ratio, ci, 1.0, threshold))  # type: ignore[arg-type]
 
 
 # --------------------------------------------------------------------------- helpers

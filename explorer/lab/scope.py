@@ -43,12 +43,52 @@ def schema_for(run_id: str) -> str:
     return f"{SCHEMA}_{run_id.replace('-', '_').lower()}"
 
 
-def run_of_schema(name: str) -> str | None:
-    """The run id whose schema `name` is; None for bare `pgwx_lab` or a foreign name."""
-    prefix = f"{SCHEMA}_"
-    if not name.startswith(prefix):
+MARKER_PREFIX = "pgwx run "
+"""Comment pgwx writes on each schema and role it makes: the prefix, then the run id. Only
+what carries the marker of its own name's run is pgwx's (see `is_marked`)."""
+
+
+def marker(run_id: str) -> str:
+    """The comment that makes a schema or role provably pgwx's own, for run `run_id`."""
+    return f"{MARKER_PREFIX}{run_id}"
+
+
+def marked_run(comment: str | None) -> str | None:
+    """The run id a marker comment names; None when the comment is not pgwx's marker."""
+    if not comment or not comment.startswith(MARKER_PREFIX):
         return None
-    return name[len(prefix) :].replace("_", "-")
+    return comment[len(MARKER_PREFIX) :]
+
+
+def marked_schema_run(name: str, comment: str | None) -> str | None:
+    """The run whose schema `name` provably is (marker and name agree); None otherwise.
+
+    A user's `pgwx_lab_mydata`, bare `pgwx_lab` or `pgwx_lab_<a run id pgwx never made>`
+    carries no marker, so it is never taken for pgwx's.
+    """
+    run = marked_run(comment)
+    return run if run is not None and schema_for(run) == name else None
+
+
+async def create_marked_schema(conn: asyncpg.Connection, run_id: str) -> str:
+    """Create run `run_id`'s schema with its marker, in one transaction.
+
+    Raises:
+        asyncpg.DuplicateSchemaError: a schema of that name exists (someone else's).
+    """
+    name = schema_for(run_id)
+    async with conn.transaction():
+        await conn.execute(f"CREATE SCHEMA {name}")
+        await conn.execute(f"COMMENT ON SCHEMA {name} IS '{marker(run_id)}'")
+    return name
+
+
+def foreign_schema(name: str) -> str:
+    """The sentence for a schema of pgwx's name that pgwx did not make."""
+    return (
+        f"a schema named {name} already exists and pgwx did not make it; pgwx leaves it "
+        "alone: rename or drop it, then run again"
+    )
 
 
 def schema() -> str:

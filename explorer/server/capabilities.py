@@ -51,6 +51,8 @@ async def probe(conn: asyncpg.Connection, *, owned: bool) -> Capabilities:
         list(WATCHED_GUCS),
     )
     gucs = {r["name"]: GucInfo(**dict(r)) for r in rows}
+    # io_uring is among io_method's values only in a build --with-liburing.
+    methods = await conn.fetchval("SELECT enumvals FROM pg_settings WHERE name = 'io_method'")
     return Capabilities(
         version_num=version_num,
         version=version,
@@ -63,6 +65,7 @@ async def probe(conn: asyncpg.Connection, *, owned: bool) -> Capabilities:
         owned=owned,
         system_identifier=sysid,
         gucs=gucs,
+        io_methods=list(methods or []),
     )
 
 

@@ -35,6 +35,9 @@ class ConnectError(PgwxError, RuntimeError):
     """A connection could not be made; str() is one sentence saying what to do."""
 
 
+INVALID_DSN = "(the connection string given, which is not valid)"
+"""What stands for a DSN that cannot be parsed, wherever it would be shown."""
+
 mask_dsn = mask_secrets
 """The one masking function under its older name: every password in a sentence becomes ***."""
 
@@ -59,7 +62,8 @@ class Target:
     """The password the DSN carried; reaches asyncpg and a child's PGPASSWORD, nothing else."""
 
     invalid: str | None = field(default=None, init=False, repr=False, compare=False)
-    """Why the DSN cannot be parsed (it is then kept masked: nothing can use it anyway)."""
+    """Why the DSN cannot be parsed, in words that quote none of it; the DSN itself is then
+    dropped (`dsn` becomes INVALID_DSN): any part of it may be a password."""
 
     def __post_init__(self) -> None:
         if not self.dsn:
@@ -67,10 +71,9 @@ class Target:
         try:
             stripped, secret = conninfo.strip_password(self.dsn)
         except ValueError as exc:
-            # connect() and the tools refuse it with this reason; nothing keeps the password
-            masked = mask_secrets(self.dsn)
-            self.invalid = str(exc) if masked == self.dsn else _WITHHELD
-            self.dsn = masked
+            # connect() refuses it with this reason (conninfo's words, never the string's)
+            self.invalid = str(exc)
+            self.dsn = INVALID_DSN
             return
         self.dsn = stripped
         if secret is not None:
@@ -227,12 +230,6 @@ class Target:
             return await asyncpg.connect(**kwargs, timeout=wait, server_settings=startup)
         except Exception as exc:
             raise ConnectError(explain_connect_error(exc, self.label(), wait)) from None
-
-
-_WITHHELD = (
-    "it cannot be parsed, and the reason is withheld as it may quote part of the password; "
-    "quote keyword values with '…' and percent-encode @ : / in a URI password"
-)
 
 
 def _bad_dsn(exc: ValueError) -> str:

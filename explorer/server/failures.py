@@ -18,6 +18,7 @@ import asyncpg
 
 from explorer import paths
 from explorer.errors import PgwxError
+from explorer.files import open_private_log
 from explorer.server.conninfo import mask_secrets
 
 USER_FACING: tuple[type[BaseException], ...] = (
@@ -67,12 +68,12 @@ def log_traceback(exc: BaseException) -> Path | None:
     path: Path | None = None
     try:
         wanted = paths.log_path()
-        wanted.parent.mkdir(parents=True, exist_ok=True)
-        handler = logging.FileHandler(wanted, encoding="utf-8")
-    except OSError:
+        stream = open_private_log(wanted)  # 0600 in a 0700 directory, never through a link
+    except (OSError, PgwxError):
         pass
     else:
         path = wanted
+        handler = logging.StreamHandler(stream)
         handler.setFormatter(_MaskingFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
         log.addHandler(handler)
         try:
@@ -80,6 +81,7 @@ def log_traceback(exc: BaseException) -> Path | None:
         finally:
             log.removeHandler(handler)
             handler.close()
+            stream.close()
     setattr(exc, LOGGED_AT, path)
     return path
 

@@ -39,7 +39,8 @@ class PgwxApp(App[int]):
     Args:
         target: A server already reached (tests inject one); None to find or start one.
         dsn: The user's connection string (None: libpq environment, else the bundled PG 18).
-        data_dir: Cluster directory of the bundled server.
+        data_dir: Cluster directory of the server pgwx owns.
+        bindir: Programs of the installed PostgreSQL to own (`--pg N`); None: the bundled 18.
         keep_server: Leave the bundled server running on quit.
         store: Where runs go (default: $PGWX_RESULTS or ~/.local/share/pgwx).
         replay: A recorded run to play instead of talking to a server.
@@ -59,6 +60,7 @@ class PgwxApp(App[int]):
         target: Target | None = None,
         dsn: str | None = None,
         data_dir: Path | None = None,
+        bindir: Path | None = None,
         keep_server: bool = False,
         store: ResultStore | None = None,
         replay: ReplaySource | None = None,
@@ -82,7 +84,7 @@ class PgwxApp(App[int]):
             store=store or ResultStore(),
             profiles=offered,
             profile_problems=problems,
-            server=ServerChoice.of(target, dsn, data_dir, keep_server),
+            server=ServerChoice.of(target, dsn, data_dir, keep_server, bindir),
             replay=replay,
             allow_risky=allow_risky,
             ascii=self.ascii,
@@ -172,6 +174,7 @@ def run_app(
     data_dir: Path | None = None,
     keep_server: bool = False,
     replay: str | None = None,
+    bindir: Path | None = None,
     allow_risky: bool = False,
     speed: float = 1.0,
     ascii: bool | None = None,
@@ -190,6 +193,7 @@ def run_app(
         app = PgwxApp(
             dsn=dsn,
             data_dir=data_dir,
+            bindir=bindir,
             keep_server=keep_server,
             store=store,
             replay=source,

@@ -31,15 +31,23 @@ class ServerChoice:
     keep_server: bool = False
     """Leave the bundled server running on quit."""
     user_server: bool = False
-    """The user named a server (`--dsn` or a libpq variable) instead of the bundled one."""
+    """The user named a server (`--dsn` or a libpq variable) instead of one pgwx owns."""
+    bindir: Path | None = None
+    """Programs of the installed PostgreSQL to own a cluster of (`--pg N`); None: bundled 18."""
 
     @classmethod
     def of(
-        cls, target: Target | None, dsn: str | None, data_dir: Path | None, keep_server: bool
+        cls,
+        target: Target | None,
+        dsn: str | None,
+        data_dir: Path | None,
+        keep_server: bool,
+        bindir: Path | None = None,
     ) -> ServerChoice:
         """The choice, with whether it names the user's server decided now (from the
-        environment as it is at start)."""
-        return cls(target, dsn, data_dir, keep_server, user_server=uses_user_server(dsn))
+        environment as it is at start); `--pg N` (bindir) wins over the libpq environment."""
+        user = bindir is None and uses_user_server(dsn)
+        return cls(target, dsn, data_dir, keep_server, user_server=user, bindir=bindir)
 
 
 @dataclass(frozen=True)

@@ -163,6 +163,7 @@ class RunController(Widget):
             data_dir=choice.data_dir,
             keep_server=choice.keep_server,
             say=self.say,
+            bindir=choice.bindir,
         )
         # Kept at once, from this thread: if the app dies before `target_ready` runs, the
         # server started here is still released (the app's last act is `release`).
@@ -172,13 +173,13 @@ class RunController(Widget):
             # Running, not started by this process, held by nobody: a pgwx that died left it.
             if choice.keep_server:
                 self.say(
-                    f"found the bundled server in {server.data_dir} left running by an "
+                    f"found {server.kind()} in {server.data_dir} left running by an "
                     "earlier pgwx; --keep-server leaves it running",
                     "warning",
                 )
             else:
                 self.say(
-                    f"found the bundled server in {server.data_dir} left running by an "
+                    f"found {server.kind()} in {server.data_dir} left running by an "
                     "earlier pgwx; it is stopped when you quit",
                     "warning",
                 )

@@ -13,7 +13,8 @@ async def test_app_replays_a_dead_pgwxs_journal_when_it_connects(
     pg18: Target, store: ResultStore
 ) -> None:
     before = await server_state(pg18)
-    await leave_what_a_killed_pgwx_leaves(pg18, schema=True)
+    # and the marked schema of the run it was in
+    await leave_what_a_killed_pgwx_leaves(pg18, run_id="20240101-000000-dead03")
     async with PgwxApp(target=pg18, store=store).run_test(size=(120, 36)) as pilot:
         lab = await connected(pilot)
         # no run started: connecting alone must have put everything back

@@ -10,6 +10,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from explorer.server import installs
 from tests.support.app import replay_app, settle
 from tests.support.paths import FIXTURES
 
@@ -20,6 +23,12 @@ MID_RUN = 165
 VERDICTS = FIXTURES / "quick-demo.json"
 """quick-demo recorded with a warm-up and five measured rounds (tests/fixtures/record.py
 --profile quick-demo --scale 0.3 --repeats 5 --variants ''): enough trials for intervals."""
+
+
+@pytest.fixture(autouse=True)
+def no_lz4_elsewhere(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same images whatever PostgreSQL this machine has (the lz4 reason names one)."""
+    monkeypatch.setattr(installs, "lz4_elsewhere", lambda: None)
 
 
 def test_main_mid_run_120x36(snap_compare, tmp_path: Path) -> None:

@@ -8,10 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import socket
-import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -20,67 +17,11 @@ from typing import Any
 import pytest
 
 from explorer.lab.store.results import ResultStore
-from explorer.server.connect import LIBPQ_ENV, Target
-from tests.support.paths import ROOT
+from explorer.server.connect import Target
+from tests.support.cli import SECRET, assert_one_sentence
 
-SECRET = "hunter2-s3cret"
-"""A password that must never show up in any output."""
 PW_ROLE = "pgwx_pw_user"
 """A role that must authenticate with a password (pg_hba rule added by the fixture)."""
-
-
-@pytest.fixture
-def cli(tmp_path: Path) -> Callable[..., subprocess.CompletedProcess[str]]:
-    """Run `python -m explorer.cli ARGS` with private results, state and temp directories."""
-    tmp = tmp_path / "tmp"
-    tmp.mkdir()
-
-    def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-        full = {k: v for k, v in os.environ.items() if k not in LIBPQ_ENV}
-        full.update(
-            PYTHONPATH=str(ROOT),
-            PGWX_RESULTS=str(tmp_path / "results.sqlite"),
-            PGWX_STATE_DIR=str(tmp_path / "state"),
-            XDG_DATA_HOME=str(tmp_path / "data"),
-            XDG_STATE_HOME=str(tmp_path / "xstate"),
-            TMPDIR=str(tmp),
-            **(env or {}),
-        )
-        return subprocess.run(
-            [sys.executable, "-m", "explorer.cli", *args],
-            capture_output=True,
-            text=True,
-            env=full,
-            cwd=tmp_path,
-            timeout=120,
-        )
-
-    return run
-
-
-def assert_one_sentence(
-    proc: subprocess.CompletedProcess[str], tmp_path: Path, *words: str
-) -> None:
-    """The promise every bad input must keep."""
-    err = proc.stderr.strip()
-    assert proc.returncode != 0, proc
-    assert "Traceback" not in err and "Traceback" not in proc.stdout
-    assert SECRET not in err and SECRET not in proc.stdout
-    assert len(err.splitlines()) == 1, err
-    assert err.startswith("pgwx: "), err
-    for word in words:
-        assert word in err, err
-    assert not list((tmp_path / "tmp").glob("pgwx-run-*")), "scratch directory left behind"
-    # Nothing stored: no run, and no undo journal.
-    results = tmp_path / "results.sqlite"
-    if results.exists():
-        store = ResultStore(results)
-        try:
-            assert store.list_runs() == []
-        finally:
-            store.close()
-    journals = list((tmp_path / "state").glob("undo-*")) if (tmp_path / "state").exists() else []
-    assert not journals
 
 
 def _sock(target: Target) -> tuple[str, int]:

@@ -27,6 +27,7 @@ PROOF = {
     "terminal_bytes.py": "during the run",
     "timing_accuracy.py": "durability copy (asyncpg COPY) vs COPY",
     "tui_latency.py": "during a full-speed run",
+    "verdict_calibration.py": "| 7×3 | 20% |",
 }
 """Benchmark → a line its smoke run prints only once it has measured something."""
 

@@ -474,7 +474,10 @@ async def test_role_without_privileges(case: Case, results: Store, tmp_path: Pat
         "sync-off": 'synchronous_commit = "off"',
     }
     profile = _profile(tmp_path, "limited", profile_toml(variants, gate=False, rows=500))
-    task, store, events = await _start_run(target, profile, results.path, sample=True)
+    # No CREATEROLE either, so its own SQL cannot be fenced (issue 19): --trust-sql runs it.
+    task, store, events = await _start_run(
+        target, profile, results.path, sample=True, trust_sql=True
+    )
     try:
         record = await asyncio.wait_for(task, 120)
     finally:
@@ -486,6 +489,7 @@ async def test_role_without_privileges(case: Case, results: Store, tmp_path: Pat
     assert "ALTER SYSTEM" in (by_name["sync-off"].reason or "")
     assert record.status == "finished"
     assert "CHECKPOINT needs superuser" in _notices(events)
+    assert "--trust-sql: the profile's SQL runs unfenced" in _notices(events)
     await case.fs.assert_as_before(before)
     results.assert_intact()
 

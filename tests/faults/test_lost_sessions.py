@@ -24,6 +24,7 @@ import pytest
 
 from explorer.lab.run.runner import Runner, RunOptions
 from explorer.lab.run.session import recover
+from explorer.lab.scope import create_marked_schema
 from explorer.lab.store.results import ResultStore
 from explorer.lab.workloads.base import TrialContext, session_settings, statement_timeout_ms
 from explorer.lab.workloads.bulk_write import BulkWriteParams
@@ -170,14 +171,20 @@ async def _caps(target: Target):  # type: ignore[no-untyped-def]
         await conn.close()
 
 
+DEAD_RUN = "20240101-000000-dead01"
+"""A run no pgwx is running: its marked schema is what a killed pgwx left (issue 19)."""
+
+
 async def test_recovery_ends_a_dead_pgwx_backend_holding_its_schema(pg18: Target) -> None:
     setup = await helper_conn(pg18, "test-setup")
-    await setup.execute("CREATE SCHEMA pgwx_lab; CREATE TABLE pgwx_lab.t (a int)")
+    # what a killed pgwx leaves: its marked schema, and a busy workload backend holding a
+    # lock in it
+    dead = await create_marked_schema(setup, DEAD_RUN)
+    await setup.execute(f"CREATE TABLE {dead}.t (a int)")
     await setup.close()
-    # what a killed pgwx leaves: a busy workload backend holding a lock in pgwx_lab
     orphan = await helper_conn(pg18, "pgwx-work-main")
     busy = asyncio.ensure_future(
-        orphan.execute("BEGIN; LOCK pgwx_lab.t; SELECT pg_sleep(600); COMMIT")
+        orphan.execute(f"BEGIN; LOCK {dead}.t; SELECT pg_sleep(600); COMMIT")
     )
     said: list[str] = []
     observer = await helper_conn(pg18, "test-observer")
@@ -203,20 +210,21 @@ async def test_recovery_ends_a_dead_pgwx_backend_holding_its_schema(pg18: Target
         orphan.terminate()
         await observer.close()
     assert any("ended" in m and "pgwx-work-main" in m for m in said), said
-    assert any("dropped schema pgwx_lab" in m for m in said), said
+    assert any(f"dropped schema {dead}" in m for m in said), said
     check = await pg18.connect("test")
     try:
-        assert not await check.fetchval("SELECT to_regnamespace('pgwx_lab') IS NOT NULL")
+        assert not await check.fetchval(f"SELECT to_regnamespace('{dead}') IS NOT NULL")
     finally:
         await check.close()
 
 
 async def test_recovery_names_a_lock_it_cannot_take_instead_of_hanging(pg18: Target) -> None:
     other = await helper_conn(pg18, "someone-else")
-    await other.execute("CREATE SCHEMA pgwx_lab; CREATE TABLE pgwx_lab.t (a int)")
+    dead = await create_marked_schema(other, DEAD_RUN)  # a killed pgwx's schema
+    await other.execute(f"CREATE TABLE {dead}.t (a int)")
     pid = await other.fetchval("SELECT pg_backend_pid()")
     await other.execute("BEGIN")
-    await other.execute("LOCK pgwx_lab.t IN ACCESS SHARE MODE")
+    await other.execute(f"LOCK {dead}.t IN ACCESS SHARE MODE")
     said: list[str] = []
     try:
         await asyncio.wait_for(recover(pg18, await _caps(pg18), said.append), 60)
@@ -224,9 +232,9 @@ async def test_recovery_names_a_lock_it_cannot_take_instead_of_hanging(pg18: Tar
         await other.execute("ROLLBACK")
         await drop_pgwx_schemas(other)
         await other.close()
-    sentence = next((m for m in said if "could not drop schema pgwx_lab" in m), None)
+    sentence = next((m for m in said if f"could not drop schema {dead}" in m), None)
     assert sentence is not None, said
-    assert str(pid) in sentence and "someone-else" in sentence and "LOCK pgwx_lab.t" in sentence
+    assert str(pid) in sentence and "someone-else" in sentence and f"LOCK {dead}.t" in sentence
 
 
 # --------------------------------------------------------------------------- finding 4

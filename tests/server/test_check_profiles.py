@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from explorer import cli
+from explorer.lab.profiles.availability import lz4_hint
 from explorer.lab.profiles.catalog import (
     ProfileError,
     ProfileShadowed,
@@ -180,7 +181,7 @@ async def test_check_tells_what_each_variant_does_and_what_is_skipped(
         line = line_of(path.read_text(), 'knobs = { toast = "lz4" }')
         assert report.skipped == [
             f"{path}:{line}: variant lz4 will be skipped here: lz4 is not built into this "
-            "server (PostgreSQL was built without --with-lz4)."
+            f"server (PostgreSQL was built without --with-lz4){lz4_hint()}."
         ]
     else:
         assert (
@@ -273,8 +274,10 @@ async def test_check_as_a_user_without_create_says_so(pg18: Target, tmp_path: Pa
         report = await _server_check(plain, path)
         assert report.problems == [
             f"{path}: pgwx cannot work on this server: permission denied for database postgres "
-            "(it needs to create its schema pgwx_lab)."
+            "(it needs to create schemas of its own, pgwx_lab_…)."
         ]
+        # Issue 19: and `pgwx run` would refuse its SQL here: no role can fence it.
+        assert any("no CREATEROLE" in s and "--trust-sql" in s for s in report.skipped)
     finally:
         await conn.execute("DROP ROLE pgwx_plain_user")
         await conn.close()

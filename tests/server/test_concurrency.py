@@ -13,7 +13,7 @@ import pytest
 from explorer.lab.run.owner import ServerBusy
 from explorer.lab.run.runner import Runner, RunOptions
 from explorer.lab.run.session import recover
-from explorer.lab.scope import schema_for
+from explorer.lab.scope import create_marked_schema, schema_for
 from explorer.lab.store.results import ResultStore
 from explorer.models import Event, Knobs, Profile, TrialEnded, Variant
 from explorer.server.capabilities import probe
@@ -130,8 +130,7 @@ async def test_second_pgwx_changing_settings_is_refused_naming_the_first(
         conn = await pg18.connect("test")
         try:
             caps = await probe(conn, owned=True)
-            dead = schema_for("20200101-000000-dead")
-            await conn.execute(f"CREATE SCHEMA {dead}")
+            dead = await create_marked_schema(conn, "20200101-000000-dead")
         finally:
             await conn.close()
         said: list[str] = []

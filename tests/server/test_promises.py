@@ -23,20 +23,16 @@ from explorer.models import Knobs, Notice, Profile, TrialStarted, Variant
 from explorer.paths import state_dir
 from explorer.server.connect import Target
 from tests.support.runs import RunProfile, small_profile
-from tests.support.server import journal_text, leave_what_a_killed_pgwx_leaves, server_state
+from tests.support.server import (
+    admin_sql,
+    journal_text,
+    leave_what_a_killed_pgwx_leaves,
+    server_state,
+)
 
 
 def tiny(variants: list[Variant], repeats: int = 1, rows: int = 2000) -> Profile:
     return small_profile("table-kind", variants, rows=rows, repeats=repeats)
-
-
-async def admin_sql(target: Target, *statements: str) -> None:
-    conn = await target.connect("test")
-    try:
-        for sql in statements:
-            await conn.execute(sql)
-    finally:
-        await conn.close()
 
 
 # --------------------------------------------------------------------------- journal first

@@ -200,7 +200,7 @@ async def test_journal_left_by_dead_pgwx_is_undone_once_when_the_session_opens(
 ) -> None:
 
     before = await server_state(pg18)
-    await leave_what_a_killed_pgwx_leaves(pg18, schema=True)
+    dead = await leave_what_a_killed_pgwx_leaves(pg18, run_id="20240101-000000-dead02")
     from explorer.lab.run.session import Session
 
     said: list[str] = []
@@ -211,7 +211,7 @@ async def test_journal_left_by_dead_pgwx_is_undone_once_when_the_session_opens(
     again = await session.open(said.append)  # once per session: nothing is done twice
     assert again is session.caps and len(said) == told
     messages = " ".join(said)
-    assert "synchronous_commit" in messages and "pgwx_lab" in messages
+    assert "synchronous_commit" in messages and dead in messages
     assert await server_state(pg18) == before
     record, _ = await run_profile(pg18, tiny([Variant(name="base")]), caps=session.caps)
     assert record.trials[0].settings["synchronous_commit"] == "on"

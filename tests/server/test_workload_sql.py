@@ -438,20 +438,30 @@ async def test_sql_that_writes_a_user_table_is_refused_before_it_runs(
     assert await fetch(target, CHECKSUM) == before
 
 
-async def test_reading_a_user_table_in_a_phase_is_allowed(
+async def test_reading_a_user_table_in_a_phase_is_refused_prepare_source_reads_it(
     source_table: Target, run_profile: RunProfile
 ) -> None:
-    params = {
+    # Issue 19: a phase runs as the run's fenced role, which has no privilege outside the
+    # run's schema, reading included; the data comes in through prepare.source.
+    params: dict[str, Any] = {
         "tables": [{"name": "t", "columns": "id int, v text"}],
         "phases": [
             {"name": "copy-in", "sql": "INSERT INTO {t} SELECT * FROM public.pgwx_test_src"},
-            {"name": "ctas", "sql": "CREATE TEMP TABLE x AS SELECT * FROM public.pgwx_test_src"},
         ],
     }
     record, _ = await run_profile(source_table, sql_profile(params, [Variant(name="a")]))
     trial = trials(record)["a"]
+    assert trial.status == "failed" and not trial.phases
+    assert trial.reason is not None and trial.reason.startswith(
+        "params.phases[0].sql would write or read outside pgwx's schema (permission denied "
+        "for table pgwx_test_src)"
+    )
+    params["prepare"] = {"source": "public.pgwx_test_src", "limit": 500}
+    params["phases"] = [{"name": "copy-in", "copy": "t"}]
+    record, _ = await run_profile(source_table, sql_profile(params, [Variant(name="a")]))
+    trial = trials(record)["a"]
     assert trial.status == "ok", trial.reason
-    assert [p.rows for p in trial.phases] == [500, 500]
+    assert [p.rows for p in trial.phases] == [500]
 
 
 async def test_new_profile_template_runs(

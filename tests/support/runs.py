@@ -29,15 +29,6 @@ RunProfile = Callable[..., Awaitable[tuple[RunRecord, list[Event]]]]
 
 def fake_caps(version_num: int = 180006) -> Capabilities:
     """Capabilities of a PG 18 superuser's bundled server, for tests that need no server."""
-    return Capabilities(
-        version_num=version_num,
-        version=f"{version_num // 10000}.{version_num % 100}",
-        lz4=False,
-        pg_stat_io="split_bytes",
-        pg_stat_checkpointer=True,
-        superuser=True,
-        pg_monitor=True,
-        alter_system=True,
-        owned=True,
-        system_identifier="1",
-    )
+    from explorer.analysis.calibration import synthetic_caps
+
+    return synthetic_caps(version_num)

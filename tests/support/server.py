@@ -12,6 +12,7 @@ from pathlib import Path
 import asyncpg
 
 from explorer.lab.run.settings import Journal
+from explorer.lab.scope import create_marked_schema
 from explorer.paths import state_dir
 from explorer.server.capabilities import probe
 from explorer.server.connect import Target
@@ -60,12 +61,23 @@ def journal_text() -> str:
     return "".join(p.read_text() for p in sorted(root.iterdir()) if p.is_file())
 
 
-async def leave_what_a_killed_pgwx_leaves(target: Target, *, schema: bool = False) -> None:
+async def admin_sql(target: Target, *statements: str) -> None:
+    """Run `statements` on `target` as the test's superuser, one after the other."""
+    conn = await target.connect("test")
+    try:
+        for sql in statements:
+            await conn.execute(sql)
+    finally:
+        await conn.close()
+
+
+async def leave_what_a_killed_pgwx_leaves(target: Target, *, run_id: str | None = None) -> str:
     """Leave on `target` what a pgwx killed right after ALTER SYSTEM leaves behind.
 
     Its undo journal (in pgwx's state directory, which the `store` fixture makes private to
     the test) names synchronous_commit as unset before; synchronous_commit=off is in
-    postgresql.auto.conf and in force; with `schema`, its pgwx_lab schema is left too.
+    postgresql.auto.conf and in force; with `run_id`, that run's marked schema is left too,
+    and its name returned ("" without one).
     """
     conn = await target.connect("test")
     try:
@@ -73,7 +85,6 @@ async def leave_what_a_killed_pgwx_leaves(target: Target, *, schema: bool = Fals
         Journal(caps.system_identifier).save({"synchronous_commit": {"auto": None}})
         await conn.execute("ALTER SYSTEM SET synchronous_commit = off")
         await conn.execute("SELECT pg_reload_conf()")
-        if schema:
-            await conn.execute("CREATE SCHEMA pgwx_lab")
+        return await create_marked_schema(conn, run_id) if run_id else ""
     finally:
         await conn.close()

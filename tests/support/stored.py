@@ -1,5 +1,6 @@
 """Synthetic runs and trials for the results store's tests: a quick-demo run on a PG 18
-superuser's server, `minutes_ago` old, and an ok trial with one timed phase."""
+superuser's server (reached by a DSN, or the bundled one), `minutes_ago` old, and an ok
+trial with one timed phase."""
 
 from __future__ import annotations
 
@@ -29,4 +30,14 @@ def trial(run_id: str, variant: str = "logged", repeat: int = 1, secs: float = 1
         status="ok",
         started_at=dt.datetime.now(dt.UTC),
         phases=[PhaseResult(name="load", seconds=secs, rows=10)],
+    )
+
+
+def bundled_record(run_id: str, minutes_ago: float) -> RunRecord:
+    """A quick-demo run on pgwx's bundled server, `minutes_ago` old."""
+    return RunRecord(
+        id=run_id,
+        profile=load_profile("quick-demo"),
+        server=ServerInfo(dsn_masked="bundled", bundled=True, capabilities=fake_caps(180006)),
+        started_at=dt.datetime.now(dt.UTC) - dt.timedelta(minutes=minutes_ago),
     )

@@ -56,7 +56,11 @@ def test_exact_p_value_and_interval_against_scipy() -> None:
     # Test inversion with scipy exact Mann–Whitney on log shifts (verdict_reference.py).
     assert v.ci_low == pytest.approx(0.8888888888888888, rel=1e-12)
     assert v.ci_high == pytest.approx(0.9900990099009901, rel=1e-12)
-    assert v.ratio == pytest.approx(0.95 / 1.01)
+    # Hodges–Lehmann ratio: exp of the median of the 42 pairwise log ratios, which are
+    # log(c/b); the 21st and 22nd smallest ratios are 0.90/0.95 and 0.96/1.02 (listed by
+    # sorting the 42 ratios c/b; the median of logs is the log of their geometric mean).
+    assert v.ratio == pytest.approx(math.sqrt(0.90 / 0.95 * 0.96 / 1.02), rel=1e-12)
+    assert v.ci_low <= v.ratio <= v.ci_high
     assert v.word == "faster"
 
 
@@ -88,14 +92,22 @@ def test_interval_excludes_one_exactly_when_p_is_below_five_percent() -> None:
         assert (v.ci_low > 1 or v.ci_high < 1) == (v.p_value < 0.05)
 
 
-def test_identical_samples_show_no_detectable_difference() -> None:
-    v = compare(AROUND_1, list(AROUND_1))
-    assert v.word == "no detectable difference"
+def test_identical_samples_are_undecided_when_the_interval_is_wider_than_the_threshold() -> None:
+    wide_1 = [1.0 + 0.03 * d for d in (-3, 2, 0, 4, -1, 1, -4, 3, -2, 0.5)]
+    v = compare(wide_1, list(wide_1))
+    assert v.word == "undecided"
     assert v.ratio == pytest.approx(1.0)
     assert v.ci_low is not None and v.ci_high is not None
-    assert v.ci_low < 1 < v.ci_high
+    assert v.ci_low < 0.97 < 1 < v.ci_high
     assert v.p_value == pytest.approx(1.0)
-    assert v.label().startswith("≈ 1.00× [")
+    assert v.label() == f"1.00× [{v.ci_low:.2f}–{v.ci_high:.2f}] undecided"
+    # The same trials judged against a 10 % threshold fit inside it: equivalence shown.
+    wide = compare(wide_1, list(wide_1), threshold=0.10)
+    assert wide.ci_low is not None and wide.ci_high is not None
+    assert wide.word == "same" and 0.90 <= wide.ci_low and wide.ci_high <= 1.10
+    assert wide.label().endswith("same within ±10 %")
+    # Tight trials around the same value are the same within the default 3 %.
+    assert compare(AROUND_1, list(AROUND_1)).word == "same"
 
 
 def test_clearly_separated_samples_are_faster_with_interval_excluding_one() -> None:
@@ -111,13 +123,13 @@ def test_clearly_separated_samples_are_faster_with_interval_excluding_one() -> N
 
 def test_three_runs_are_too_few_and_show_no_ratio() -> None:
     v = compare(AROUND_1[:3], AROUND_HALF[:3])
-    assert v.word == "too few runs (n=3)"
-    assert v.label() == "too few runs (n=3)"
+    assert v.word == "undecided"
+    assert v.label() == "undecided, too few runs (n=3)"
     assert v.ci_low is None and v.ci_high is None
-    assert not v.decided and v.too_few
+    assert not v.decided and v.too_few and not v.settled
     # The smaller side decides: 10 baseline trials do not make 4 candidate trials enough.
-    assert compare(AROUND_1, AROUND_HALF[:4]).word == "too few runs (n=4)"
-    assert compare([], AROUND_HALF).word == "too few runs (n=0)"
+    assert compare(AROUND_1, AROUND_HALF[:4]).label() == "undecided, too few runs (n=4)"
+    assert compare([], AROUND_HALF).label() == "undecided, too few runs (n=0)"
 
 
 def test_tiny_baseline_shows_absolute_difference_not_a_ratio() -> None:
@@ -126,6 +138,7 @@ def test_tiny_baseline_shows_absolute_difference_not_a_ratio() -> None:
     v = compare(commit_immediate, commit_deferred)
     assert v.ratio is None and v.ci_low is None
     assert v.below_floor == "baseline"
+    # Hodges–Lehmann shift: the median (13th) of the 25 pairwise differences, 4.86 − 0.012.
     assert v.difference_seconds == pytest.approx(4.848)
     assert v.diff_ci_low is not None and v.diff_ci_low > 0
     assert v.word == "slower"
@@ -137,10 +150,10 @@ def test_tiny_baseline_shows_absolute_difference_not_a_ratio() -> None:
 
 def test_tiny_difference_between_tiny_phases_is_not_a_finding() -> None:
     v = compare([0.010, 0.011, 0.012, 0.013, 0.014], [0.020, 0.021, 0.022, 0.023, 0.024])
-    # Twice as slow, but 10 ms is below the 50 ms floor.
+    # Twice as slow, but 10 ms is below the 50 ms floor, and so is its whole interval.
     assert v.below_floor == "both"
-    assert v.word == "no detectable difference"
-    assert v.label() == "≈ +10.0 ms (tiny phase)"
+    assert v.word == "same"
+    assert v.label() == "+0.010 s same within ±50 ms (tiny phase)"
 
 
 def test_consistent_two_percent_shift_is_below_the_three_percent_threshold() -> None:
@@ -148,7 +161,8 @@ def test_consistent_two_percent_shift_is_below_the_three_percent_threshold() -> 
     shifted = [x * 1.02 for x in reversed(steady)]
     v = compare(steady, shifted, threshold=0.03)
     assert v.ci_low is not None and v.ci_low > 1  # real, but smaller than the noise threshold
-    assert v.word == "no detectable difference"
+    assert v.ci_high is not None and v.ci_high < 1.03
+    assert v.word == "same"
     assert compare(steady, shifted, threshold=0.01).word == "slower"
 
 

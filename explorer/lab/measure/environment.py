@@ -95,9 +95,15 @@ async def capture(conn: asyncpg.Connection, caps: Capabilities, target: Target) 
         [*ENV_SETTINGS, "data_checksums", "io_method"],
     )
     found = {r["name"]: r["value"] for r in rows}
+    owned = target.bundled
+    programs = None
+    if owned is not None and owned.install is not None:
+        kind = "bundled " if owned.is_bundled_build else ""
+        programs = f"{kind}{owned.install.banner} in {owned.install.bindir}"
     return Environment(
         pgwx_version=pgwx_version(),
         server_version=caps.version,
+        server_programs=programs,
         data_checksums=found["data_checksums"] == "on" if "data_checksums" in found else None,
         io_method=found.get("io_method"),
         settings={k: v for k, v in found.items() if k in ENV_SETTINGS},

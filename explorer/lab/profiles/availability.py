@@ -10,7 +10,17 @@ from __future__ import annotations
 
 from explorer.lab.workloads.base import Workload
 from explorer.models import RISKY_SETTINGS, Capabilities, Knobs, Toast
+from explorer.server import installs
 from explorer.server.capabilities import RESTART_CONTEXTS
+
+
+def lz4_hint() -> str:
+    """'; PostgreSQL 15 at /usr/lib/postgresql/15 has it: `pgwx --pg 15`', or '' when no
+    installed PostgreSQL is built with lz4."""
+    elsewhere = installs.lz4_elsewhere()
+    if elsewhere is None:
+        return ""
+    return f"; {elsewhere.name()} has it: `pgwx {elsewhere.option()}`"
 
 
 def unavailable_reason(
@@ -42,7 +52,14 @@ def _server_reason(knobs: Knobs, caps: Capabilities, *, allow_risky: bool) -> st
     if knobs.toast is Toast.LZ4 and not caps.lz4:
         if caps.major < 14:
             return f"lz4 TOAST compression needs PostgreSQL 14+, this is {caps.version}"
-        return "lz4 is not built into this server (PostgreSQL was built without --with-lz4)"
+        return "lz4 is not built into this server (PostgreSQL was built without --with-lz4)" + (
+            lz4_hint()
+        )
+    if knobs.io_method is not None and caps.io_methods and knobs.io_method not in caps.io_methods:
+        return (
+            f"io_method={knobs.io_method} is not built into this server (PostgreSQL was built "
+            f"without --with-liburing; it offers {', '.join(caps.io_methods)})"
+        )
     for name, value in knobs.server_settings().items():
         guc = caps.gucs.get(name)
         if guc is None:
@@ -56,8 +73,8 @@ def _server_reason(knobs: Knobs, caps: Capabilities, *, allow_risky: bool) -> st
             )
         if guc.context in RESTART_CONTEXTS and not caps.owned:
             return (
-                f"{name} needs a server restart, which pgwx does only on its bundled "
-                "server; set it yourself and restart"
+                f"{name} needs a server restart, which pgwx does only on a server it owns "
+                "(the bundled 18, or `--pg N`); set it yourself and restart"
             )
         if RISKY_SETTINGS.get(name) == value and not caps.owned and not allow_risky:
             return (

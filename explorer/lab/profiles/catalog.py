@@ -73,7 +73,8 @@ def find_profile(ref: str, notice: Callable[[str], None] | None = None) -> Path:
     Args:
         ref: A file path, or a shipped profile's name.
         notice: Told, in one line, when a file in the working directory has the name of a
-            shipped profile and is used instead of it.
+            shipped profile and is used instead of it, and when a name (not a path) picks a
+            file in the working directory.
     """
     path = Path(ref)
     shipped = {p.stem: p for p in shipped_profile_paths()}
@@ -88,6 +89,9 @@ def find_profile(ref: str, notice: Callable[[str], None] | None = None) -> Path:
         return path
     for candidate in [*user_profile_paths(), *shipped.values()]:
         if candidate.stem == stem:
+            if notice is not None and candidate.parent.resolve() == Path.cwd().resolve():
+                # A cloned repository's *.toml is picked up by name: say so before it runs.
+                notice(f"using ./{candidate.name} from the working directory")
             return candidate
     names = ", ".join(shipped)
     raise ProfileError(f"No profile {ref!r}: give a .toml path or one of: {names}.")

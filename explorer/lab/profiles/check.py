@@ -11,6 +11,7 @@ run are listed with the reason they will be skipped, as the runner would skip th
 from __future__ import annotations
 
 import re
+import secrets
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,15 +23,20 @@ from pydantic import BaseModel, ValidationError
 from explorer.lab.profiles.availability import unavailable_reason
 from explorer.lab.profiles.catalog import ProfileError, load_profile
 from explorer.lab.profiles.tomlines import locate
-from explorer.lab.scope import SCHEMA
+from explorer.lab.scope import SCHEMA, run_scope, schema
 from explorer.lab.workloads import KINDS, build_workload, workload_class
 from explorer.lab.workloads.base import Workload
 from explorer.lab.workloads.sql import SqlWorkload, one_line
 from explorer.lab.workloads.sql_guard import (
     PLANNABLE,
     TRANSACTION_CONTROL,
+    OutsideFence,
+    Unplannable,
     first_word,
+    forbidden,
+    not_allowed,
     other_schemas,
+    outside_fence,
     outside_write,
     refusal,
 )
@@ -144,7 +150,16 @@ async def parse_only(conn: asyncpg.Connection, statement: str) -> str | None:
 
 
 async def check_on_server(target: Target, path: Path, report: CheckReport) -> None:
-    """Create every variant's tables and parse every statement, all rolled back."""
+    """Create every variant's tables and parse every statement, all rolled back.
+
+    The tables go in a schema of a fresh name (`pgwx_lab_check_<random>`), never into a
+    schema that exists already, whoever made it.
+    """
+    with run_scope(f"check-{secrets.token_hex(4)}"):
+        await _check_on_server(target, path, report)
+
+
+async def _check_on_server(target: Target, path: Path, report: CheckReport) -> None:
     profile = report.profile
     assert profile is not None
     text = report.text
@@ -152,6 +167,14 @@ async def check_on_server(target: Target, path: Path, report: CheckReport) -> No
     conn = await target.connect("check")
     try:
         caps = await probe(conn, owned=target.owned)
+        if workload.runs_user_sql and not await conn.fetchval(
+            "SELECT rolsuper OR rolcreaterole FROM pg_roles WHERE rolname = current_user"
+        ):
+            report.skipped.append(
+                f"{path}: pgwx run refuses this profile here: its SQL runs as a role pgwx "
+                "creates for the run, and this user may not create roles (no CREATEROLE); "
+                "--trust-sql runs it unfenced, as this user."
+            )
         parsed = False
         for index, variant in enumerate(profile.variants):
             vloc = ("variants", index)
@@ -167,32 +190,31 @@ async def check_on_server(target: Target, path: Path, report: CheckReport) -> No
                     f"{profile.workload} workload: {variant.knobs.describe()}"
                 ]
                 continue
+            with run_scope(""):  # the plan names the schema as pgwx_lab, not the check's
+                described = workload.describe(variant.knobs)
             report.plan[variant.name] = [
                 *(f"set {k} = {v}" for k, v in variant.knobs.server_settings().items()),
-                *workload.describe(variant.knobs),
+                *described,
             ]
             tx = conn.transaction()
             await tx.start()
             try:
                 try:
-                    await conn.execute(f"CREATE SCHEMA IF NOT EXISTS {SCHEMA}")
+                    await conn.execute(f"CREATE SCHEMA {schema()}")
                 except asyncpg.PostgresError as exc:
                     report.problems.append(
                         f"{path}: pgwx cannot work on this server: {one_line(exc)} (it needs "
-                        f"to create its schema {SCHEMA})."
+                        f"to create schemas of its own, {SCHEMA}_…)."
                     )
                     return
-                await conn.execute(f"SET LOCAL search_path = {SCHEMA}")
+                await conn.execute(f"SET LOCAL search_path = {schema()}")
                 if not await _create(conn, workload, variant, path, text, report):
                     continue
                 if not parsed:
                     parsed = True
                     schemas = await other_schemas(conn)
                     for loc, statement in workload.statements(workload.names(variant.knobs)):
-                        why = await parse_only(conn, statement)
-                        written = None if why else await outside_write(conn, statement, schemas)
-                        if written:
-                            why = refusal("this statement", written)
+                        why = await _statement_problem(conn, statement, schemas)
                         if why:
                             report.problems.append(_sentence(path, text, loc, why))
                     await _check_source(conn, workload, path, text, report)
@@ -200,6 +222,23 @@ async def check_on_server(target: Target, path: Path, report: CheckReport) -> No
                 await tx.rollback()
     finally:
         await conn.close()
+
+
+async def _statement_problem(conn: asyncpg.Connection, statement: str, schemas: set[str]) -> str:
+    """What is wrong with one statement ('' when nothing pgwx can see before it runs)."""
+    what = forbidden(statement)
+    if what:
+        return not_allowed("this statement", what).split(": ", 1)[1]
+    why = await parse_only(conn, statement)
+    if why:
+        return why
+    try:
+        written = await outside_write(conn, statement, schemas)
+    except OutsideFence as exc:
+        return outside_fence("this statement", str(exc))
+    except Unplannable:
+        return ""  # it parsed; what it touches is for the fence to decide when it runs
+    return refusal("this statement", written) if written else ""
 
 
 async def _create(

@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 from explorer.errors import UsageError
+from explorer.files import SHARED, write_new
 
 TEMPLATE = """\
 # {name}: your own load, run by pgwx under the knobs of each variant.
@@ -18,7 +19,8 @@ TEMPLATE = """\
 title = "{name}: my load under different table kinds"
 description = "What I want to find out, and what to look for in the table."
 workload = "sql"
-repeats = 3                      # each variant this many times, interleaved A B C A B C
+repeats = "auto"                 # rounds (A B C, C B A, …) until every verdict is settled,
+                                 # 5 to 30 of them within a 10-minute budget; or a number
 baseline = "logged"              # ratios are taken against this variant
 
 [params]
@@ -76,11 +78,12 @@ knobs = {{ table_kind = "temporary" }}
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,60}$")
 
 
-def write_new_profile(name: str, directory: Path | None = None) -> Path:
-    """Write `<name>.toml` from the template; refuses to overwrite an existing file.
+def write_new_profile(name: str, directory: Path | None = None, *, force: bool = False) -> Path:
+    """Write `<name>.toml` from the template, as a new file (see `explorer.files.write_new`).
 
     Raises:
-        UsageError: a name that is not a plain file name, or the file exists already.
+        UsageError: a name that is not a plain file name; a link or (without `force`) a
+            file is there already.
     """
     name = name.removesuffix(".toml")
     if not NAME.match(name):
@@ -88,7 +91,7 @@ def write_new_profile(name: str, directory: Path | None = None) -> Path:
             f"{name!r} is not a usable profile name: use letters, digits, '-', '_' or '.'."
         )
     path = (directory or Path.cwd()) / f"{name}.toml"
-    if path.exists():
-        raise UsageError(f"{path} exists already; pick another name or remove it first.")
-    path.write_text(TEMPLATE.format(name=name))
-    return path
+    try:
+        return write_new(path, TEMPLATE.format(name=name), mode=SHARED, force=force)
+    except OSError as exc:
+        raise UsageError(f"Cannot write {path} ({exc.strerror or exc}).") from None

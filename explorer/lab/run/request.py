@@ -45,6 +45,8 @@ class RunOptions:
     """Seconds between samples."""
     settle_seconds: float | None = None
     """Overrides the profile's pause after CHECKPOINT."""
+    trust_sql: bool = False
+    """Run a profile's own SQL unfenced (as pgwx's own user) where the fence cannot be made."""
 
 
 def select_variants(profile: Profile, wanted: Sequence[str] | None) -> list[Variant]:
@@ -110,6 +112,7 @@ class RunRequest:
         allow_risky: bool = False,
         sample: bool = True,
         sample_interval: float = 0.25,
+        trust_sql: bool = False,
     ) -> RunRequest:
         """Check a run as a user asked for it (options as typed: threshold '5%', budget '10m').
 
@@ -139,5 +142,6 @@ class RunRequest:
             sample=sample,
             sample_interval=sample_interval,
             settle_seconds=settle,
+            trust_sql=trust_sql,
         )
         return cls(profile=profile, options=options, estimate=estimate, variants=chosen)

@@ -22,13 +22,15 @@ from typing import Any
 import asyncpg
 
 from explorer.analysis.environment import warnings as machine_warnings
-from explorer.analysis.judge import judge, undecided_text
+from explorer.analysis.judge import Judgement, judge, undecided_text
+from explorer.analysis.rounds import RoundPlan
 from explorer.analysis.verdict import balanced_order
 from explorer.lab.measure.environment import MachineLoad
 from explorer.lab.measure.environment import capture as capture_environment
 from explorer.lab.measure.probe import PhaseProbe
 from explorer.lab.measure.sampler import Sampler, SamplerNotice, TrialSampler
 from explorer.lab.profiles.availability import unavailable_reason
+from explorer.lab.run.fence import Fence, FenceUnavailable, build_fence, tear_down
 from explorer.lab.run.guard import (
     drop_schema,
     lost_connection,
@@ -42,10 +44,16 @@ from explorer.lab.run.owner import RunOwner
 from explorer.lab.run.request import RunOptions, select_variants
 from explorer.lab.run.scratch import scratch_dir
 from explorer.lab.run.settings import Journal, ServerSettings, settings_in_force
-from explorer.lab.scope import run_scope, schema, work_prefix
+from explorer.lab.scope import (
+    create_marked_schema,
+    foreign_schema,
+    run_scope,
+    schema,
+    work_prefix,
+)
 from explorer.lab.store.results import ResultStore, new_run_id
 from explorer.lab.workloads import build_workload
-from explorer.lab.workloads.base import TrialContext, Workload, session_settings
+from explorer.lab.workloads.base import TrialContext, Workload, WorkloadError, session_settings
 from explorer.models import (
     Capabilities,
     Environment,
@@ -58,6 +66,7 @@ from explorer.models import (
     RunStatus,
     SampleTaken,
     ServerInfo,
+    TableKind,
     TrialEnded,
     TrialResult,
     TrialStarted,
@@ -92,6 +101,8 @@ class RunScope:
     """The statistics sampler, None when sampling is off."""
     owner: RunOwner | None = None
     """The session holding the run's advisory locks (settings lock only if it changes any)."""
+    fence: Fence | None = None
+    """The roles the profile's own SQL runs as (sql workload); None for pgwx's own loads."""
 
 
 def interleave(variants: list[Variant], repeats: int) -> list[tuple[Variant, int]]:
@@ -137,13 +148,6 @@ async def _read_counters(conn: asyncpg.Connection, sql: str) -> dict[str, int]:
     return {k: int(v) for k, v in dict(row).items() if v is not None} if row else {}
 
 
-def _duration(seconds: float) -> str:
-    """600 → '10m', 90 → '90s'."""
-    if seconds >= 60 and seconds % 60 == 0:
-        return f"{seconds / 60:.0f}m"
-    return f"{seconds:g}s"
-
-
 class Runner:
     """Runs one profile against one server.
 
@@ -177,6 +181,7 @@ class Runner:
         self._load = MachineLoad()
         self._lost = False
         self._auto_conf: str | None = None
+        self._made_schema = False
 
     # ------------------------------------------------------------------ plumbing
     def clock(self) -> float:
@@ -197,47 +202,52 @@ class Runner:
         return select_variants(self.profile, self.options.variants)
 
     def rounds(self) -> int:
-        """Rounds planned at the start: warm-up plus the fixed repeats or `min_repeats`."""
-        p = self.profile
-        measured = p.repeats if isinstance(p.repeats, int) else p.min_repeats
-        return p.warmup + measured
+        """Rounds planned at the start: warm-up plus the fixed repeats or the first look."""
+        return self.round_plan().first_rounds()
+
+    def round_plan(self) -> RoundPlan:
+        """A fresh plan of the run's rounds (who takes part, when to judge, when to stop)."""
+        names = [v.name for v in self.variants()]
+        return RoundPlan(self.profile, names, self.profile.baseline_name())
 
     def plan(self) -> list[tuple[Variant, int]]:
         """The trials planned at the start, in order; repeats are 1-based rounds.
 
-        With repeats = "auto" more rounds may follow (`_another_round`).
+        With repeats = "auto" more rounds may follow (`explorer.lab.run.rounds`).
         """
         return interleave(self.variants(), self.rounds())
 
-    def _another_round(
-        self, record: RunRecord, trials: list[TrialResult], done: int, round_seconds: float
-    ) -> bool:
-        """After `done` rounds of an auto run: is another one needed, and allowed?"""
-        p = self.profile
-        if p.repeats != "auto":
-            return False
-        names = [v.name for v in self.variants()]
+    def _judge_look(
+        self, record: RunRecord, trials: list[TrialResult], rounds: RoundPlan, done: int
+    ) -> Judgement | None:
+        """At a look of an auto run, the judgement of the trials so far; None otherwise."""
+        measured = done - self.profile.warmup
+        if not rounds.auto or measured not in rounds.looks:
+            return None
         skipped = {t.variant for t in trials if t.status == "skipped"}
-        active = [n for n in names if n not in skipped]
-        base = p.baseline_name()
-        if base not in active:
-            return False  # nothing to compare with: more rounds cannot decide anything
-        judged = judge(record.model_copy(update={"trials": trials}), variants=active)
-        measured = done - p.warmup
-        if not judged.verdicts:
-            return False  # one variant alone: nothing to decide
-        if not judged.undecided:
-            self._notice(f"every verdict decided after {measured} rounds")
-            return False
-        why = None
-        if measured >= p.max_repeats:
-            why = f"max_repeats ({p.max_repeats}) reached"
-        elif self.clock() + round_seconds > p.budget:
-            why = f"the time budget ({_duration(p.budget)}) would be exceeded by another round"
-        if why is None:
-            return True
-        self._notice(f"stopped after {measured} rounds: {why}. {undecided_text(judged)}", "warning")
-        return False
+        names = [n for n in rounds.variants if n not in skipped]
+        if rounds.baseline not in names:
+            return Judgement(baseline=rounds.baseline, threshold=self.profile.threshold)
+        return judge(record.model_copy(update={"trials": trials}), variants=names)
+
+    def _say_after_look(
+        self, judged: Judgement, rounds: RoundPlan, before: list[str], done: int
+    ) -> None:
+        """Notices at a look: who stops getting rounds, and why the run ends if it does."""
+        measured = done - self.profile.warmup
+        dropped = [v for v in before if v not in rounds.active]
+        if judged.verdicts and not judged.undecided:
+            self._notice(f"every verdict settled after {measured} rounds")
+        elif rounds.stopped_why is not None:
+            self._notice(
+                f"stopped after {measured} rounds: {rounds.stopped_why}. {undecided_text(judged)}",
+                "warning",
+            )
+        elif dropped:
+            self._notice(
+                f"settled after {measured} rounds: {', '.join(dropped)} — no more rounds for "
+                f"{'it' if len(dropped) == 1 else 'them'}"
+            )
 
     def build_workload(self) -> Workload:
         """The profile's workload with its parameters validated and scaled."""
@@ -353,32 +363,33 @@ class Runner:
         reason: str | None = None
         trials: list[TrialResult] = []
         try:
-            await self._admin(f"CREATE SCHEMA IF NOT EXISTS {schema()}")
+            await self._make_schema()
+            if workload.runs_user_sql:
+                scope.fence = await self._fence(plan)
             self._notice(f"preparing {workload.kind} data")
-            await workload.prepare(self.target, caps, scope.workdir)
+            reader = scope.fence.read if scope.fence is not None else self.target
+            await workload.prepare(reader, caps, scope.workdir)
             if scope.sampler is not None:
                 sampler_task = asyncio.create_task(scope.sampler.run(self._on_sample))
             skipped_once: set[str] = set()
-            variants = self.variants()
-            planned, done, index = self.rounds(), 0, 0
-            runnable = sum(1 for v in variants if not reasons[v.name])
-            round_seconds = 0.0
-            while done < planned or self._another_round(record, trials, done, round_seconds):
-                planned = max(planned, done + 1)
-                started_round = self.clock()
-                for variant, _ in balanced_order(variants, done + 1)[done * len(variants) :]:
-                    repeat = done + 1
-                    if reasons[variant.name]:
-                        if variant.name not in skipped_once:
-                            skipped_once.add(variant.name)
+            by_name = {v.name: v for v in self.variants()}
+            rounds = self.round_plan()
+            runnable = sum(1 for v in by_name if not reasons[v])
+            done, index, more = 0, 0, True
+            while more:
+                for name in rounds.order(done):
+                    variant, repeat = by_name[name], done + 1
+                    if reasons[name]:
+                        if name not in skipped_once:
+                            skipped_once.add(name)
                             trials.append(
                                 self._finish(
                                     TrialResult(
                                         run_id=self.run_id,
-                                        variant=variant.name,
+                                        variant=name,
                                         repeat=repeat,
                                         status="skipped",
-                                        reason=f"not available here: {reasons[variant.name]}",
+                                        reason=f"not available here: {reasons[name]}",
                                         started_at=dt.datetime.now(dt.UTC),
                                     )
                                 )
@@ -388,20 +399,27 @@ class Runner:
                     self._emit(
                         TrialStarted(
                             at=self.clock(),
-                            variant=variant.name,
+                            variant=name,
                             repeat=repeat,
                             index=index,
-                            total=max(index, runnable * planned),
+                            total=max(index, runnable * rounds.first_rounds()),
+                            plan=rounds.progress(done, self.clock()),
                         )
                     )
+                    began = self.clock()
                     result = await self._trial(scope, variant, repeat)
                     result.warmup = done < self.profile.warmup
+                    rounds.record(name, self.clock() - began)
                     trials.append(self._finish(result))
                     if self._lost:
                         # The server went away mid-trial: wait for it before the next one.
                         await self._server_back()
                 done += 1
-                round_seconds = self.clock() - started_round
+                before = list(rounds.active)
+                judged = self._judge_look(record, trials, rounds, done)
+                more = rounds.after_round(done, judged, self.clock())
+                if judged is not None:
+                    self._say_after_look(judged, rounds, before, done)
         except asyncio.CancelledError:
             status, reason = "cancelled", "cancelled by the user"
             raise
@@ -419,6 +437,33 @@ class Runner:
             )
             self._emit(RunEnded(at=self.clock(), run_id=self.run_id, status=status, reason=reason))
         return self.store.load(self.run_id)
+
+    async def _make_schema(self) -> None:
+        """Create the run's schema with pgwx's marker; a same-named schema is someone else's."""
+        conn = await self.target.connect("admin")
+        try:
+            await create_marked_schema(conn, self.run_id)
+        except asyncpg.DuplicateSchemaError:
+            raise WorkloadError(foreign_schema(schema())) from None
+        finally:
+            await conn.close()
+        self._made_schema = True
+
+    async def _fence(self, plan: list[tuple[Variant, int]]) -> Fence | None:
+        """The roles the profile's SQL runs as; None (said in the progress) with --trust-sql."""
+        temporary = any(v.knobs.table_kind is TableKind.TEMPORARY for v, _ in plan)
+        try:
+            fence = await build_fence(self.target, self.run_id, schema(), temporary=temporary)
+        except FenceUnavailable as exc:
+            if not self.options.trust_sql:
+                raise
+            self._notice(
+                f"--trust-sql: the profile's SQL runs unfenced, as pgwx's own user ({exc})",
+                "warning",
+            )
+            return None
+        self._notice(f"the profile's SQL runs as {fence.roles[0]}, fenced to schema {schema()}")
+        return fence
 
     async def _environment(self, caps: Capabilities) -> Environment | None:
         """Versions, settings and CPU at the start; None (and a warning) if unreadable."""
@@ -516,7 +561,8 @@ class Runner:
                 window_open = True
 
         ctx = TrialContext(
-            target=self.target,
+            target=scope.fence.work if scope.fence is not None else self.target,
+            fenced=scope.fence is not None,
             caps=caps,
             knobs=variant.knobs,
             variant=variant.name,
@@ -582,6 +628,8 @@ class Runner:
 
     async def _drop_schema(self) -> None:
         """Drop this run's schema without waiting forever on someone else's lock (say whose)."""
+        if not self._made_schema:
+            return  # a schema of this name that pgwx did not make is not pgwx's to drop
         conn = await self.target.connect("admin")
         try:
             blocked = await drop_schema(conn, schema())
@@ -589,6 +637,14 @@ class Runner:
             await conn.close()
         if blocked:
             self._notice(blocked, "error")
+
+    async def _drop_fence(self, scope: RunScope) -> None:
+        """Drop the run's roles (after its schema), saying what could not go."""
+        # Also when building the fence was cut short: only roles marked as this run's go.
+        if scope.fence is not None or (scope.workload.runs_user_sql and self._made_schema):
+            problem = await tear_down(self.target, self.run_id)
+            if problem:
+                self._notice(problem, "error")
 
     async def _server_back(self) -> None:
         """After a trial lost the server: wait until it answers, then go on with the next."""
@@ -627,6 +683,7 @@ class Runner:
         steps: list[tuple[str, Coroutine[Any, Any, object]]] = [
             ("clean up the workload", scope.workload.cleanup(self.target)),
             (f"drop schema {schema()}", self._drop_schema()),
+            ("drop the fenced roles", self._drop_fence(scope)),
         ]
         if owner is None or owner.settings:
             steps.insert(0, ("restore server settings", self._put_back(scope)))

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import asyncpg
 
+from explorer.lab.run.fence import drop_dead_roles
 from explorer.lab.run.guard import drop_schema, end_orphans
 from explorer.lab.run.leftovers import repair_journaled
 from explorer.lab.run.owner import (
@@ -28,7 +29,7 @@ from explorer.lab.run.owner import (
     settings_holder,
 )
 from explorer.lab.run.settings import Journal, JournalUnreadable, ServerSettings
-from explorer.lab.scope import SCHEMA, run_of_schema
+from explorer.lab.scope import SCHEMA, marked_schema_run
 from explorer.lab.store.results import ResultStore
 from explorer.models import Capabilities
 from explorer.server.capabilities import probe
@@ -73,10 +74,15 @@ async def recover(target: Target, caps: Capabilities, notify: Callable[[str], No
                     contexts = {n: g.context for n, g in caps.gucs.items()}
                     restored = await settings.restore(contexts)
                 finally:
-                    await conn.execute(
-                        "SELECT pg_advisory_unlock($1, $2)", LOCK_CLASS, SETTINGS_KEY
-                    )
+                    if not conn.is_closed():
+                        await conn.execute(
+                            "SELECT pg_advisory_unlock($1, $2)", LOCK_CLASS, SETTINGS_KEY
+                        )
                 notify("put back settings left by an interrupted pgwx: " + ", ".join(restored))
+                if conn.is_closed():
+                    # Putting back a restart-only setting (wal_level) restarted the owned
+                    # server, which closed this connection and released its lock with it.
+                    conn = await target.connect("admin")
             else:
                 holder = await settings_holder(conn)
                 notify(f"server settings stay as they are: another pgwx ({holder}) is running")
@@ -85,6 +91,9 @@ async def recover(target: Target, caps: Capabilities, notify: Callable[[str], No
         for name in await dead_schemas(conn):
             blocked = await drop_schema(conn, name)
             notify(blocked or f"dropped schema {name} left by an interrupted pgwx")
+        live = await lock_holders(conn)
+        for problem in await drop_dead_roles(conn, lambda run: run_key(run) in live):
+            notify(problem)
     finally:
         await conn.close()
     return restored
@@ -147,35 +156,46 @@ async def restore_pending(
 
 
 async def dead_schemas(conn: asyncpg.Connection) -> list[str]:
-    """pgwx schemas whose run is gone (its lock is free), and the unowned legacy `pgwx_lab`."""
-    names = await conn.fetch(
-        "SELECT nspname FROM pg_namespace WHERE nspname = $1 OR starts_with(nspname, $2)",
-        SCHEMA,
+    """pgwx schemas whose run is gone (its lock is free).
+
+    A schema is pgwx's only when it carries the marker pgwx wrote as it made it, naming the
+    run its name says: a user's `pgwx_lab`, `pgwx_lab_mydata` or `pgwx_lab_<run id>` made by
+    hand has none and is never dropped.
+    """
+    rows = await conn.fetch(
+        "SELECT nspname, obj_description(oid, 'pg_namespace') AS comment FROM pg_namespace "
+        "WHERE starts_with(nspname, $1)",
         f"{SCHEMA}_",
     )
     live = await lock_holders(conn)
     dead = []
-    for row in names:
-        run = run_of_schema(row["nspname"])
-        if run is None or run_key(run) not in live:
+    for row in rows:
+        run = marked_schema_run(row["nspname"], row["comment"])
+        if run is not None and run_key(run) not in live:
             dead.append(str(row["nspname"]))
     return dead
 
 
-def resolve_target(dsn: str | None, data_dir: Path | None = None, say: Say = _quiet) -> Target:
-    """The user's server, or the bundled one, started now if it is not running (blocking).
+def resolve_target(
+    dsn: str | None, data_dir: Path | None = None, say: Say = _quiet, bindir: Path | None = None
+) -> Target:
+    """The user's server, or one pgwx owns, started now if it is not running (blocking).
 
     Args:
         dsn: The user's connection string; None to use the libpq environment or the bundled
             server.
-        data_dir: Cluster directory of the bundled server (None: the default one).
-        say: Told when the bundled server is being started.
+        data_dir: Cluster directory of the owned server (None: pgwx's one for its version).
+        say: Told when the owned server is being started.
+        bindir: Programs of the installation to own a cluster of (`--pg N`, `--pg-bin`);
+            None for the bundled 18 — unless a DSN or the libpq environment names a server.
     """
-    if uses_user_server(dsn):
+    if bindir is None and uses_user_server(dsn):
         return Target(dsn=dsn)
-    server = LocalServer(data_dir)
+    server = LocalServer(data_dir, bindir)
     if not server.is_running():
-        say(f"starting bundled PostgreSQL {server.version} in {server.data_dir} …")
+        say(f"starting {server.kind()} in {server.data_dir} …")
+    for missing in server.install.lacks() if server.install else []:
+        say(f"PostgreSQL {server.version} has no {missing}; everything else is measured")
     start_repairing(server, say)
     return Target(bundled=server)
 
@@ -236,9 +256,10 @@ class Session:
         data_dir: Path | None = None,
         keep_server: bool = False,
         say: Say = _quiet,
+        bindir: Path | None = None,
     ) -> Session:
-        """A session on the user's server or the bundled one (blocking: may start it)."""
-        return cls(resolve_target(dsn, data_dir, say), store, keep_server)
+        """A session on the user's server or one pgwx owns (blocking: may start it)."""
+        return cls(resolve_target(dsn, data_dir, say, bindir), store, keep_server)
 
     @property
     def bundled_here(self) -> LocalServer | None:

@@ -205,7 +205,7 @@ class ServerSettings:
             raise SettingsError(
                 f"{', '.join(names)} need a restart and pgwx does not own this server"
             )
-        self.notify(f"restarting the bundled server for {', '.join(names)}")
+        self.notify(f"restarting the server pgwx owns for {', '.join(names)}")
         self.on_restart()
         await asyncio.to_thread(server.restart)
 
@@ -239,12 +239,13 @@ def _same(current: str | None, wanted: str) -> bool:
 
 
 async def _settings(conn: asyncpg.Connection, names: set[str]) -> dict[str, str]:
-    """current_setting() of each name, units included (e.g. '8MB')."""
+    """current_setting() of each name, units included (e.g. '8MB'); a setting this version
+    does not have (io_method before 18) is left out."""
     rows = await conn.fetch(
-        "SELECT name, current_setting(name) AS value FROM unnest($1::text[]) AS name",
+        "SELECT name, current_setting(name, true) AS value FROM unnest($1::text[]) AS name",
         sorted(names),
     )
-    return {r["name"]: str(r["value"]) for r in rows}
+    return {r["name"]: str(r["value"]) for r in rows if r["value"] is not None}
 
 
 async def _auto_conf_value(conn: asyncpg.Connection, name: str) -> str | None:

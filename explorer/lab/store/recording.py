@@ -4,14 +4,15 @@ A recording is gzip'd JSON, self-contained and versioned: the run as the store k
 profile as it ran, the server and the settings in force, every trial's results), the
 environment it ran in, and every event and sample with times rounded to the millisecond.
 Stored runs already hold no password; `redact_host` also hides host names and socket paths.
-Reading refuses a truncated, a foreign and a newer-format file with one sentence each.
+Reading refuses a truncated, a foreign and a newer-format file with one sentence each, and
+holds every file to the ceilings and checks of `explorer.lab.store.bounds` (a recording is
+made to be passed around: it is read as data an attacker could have written).
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import gzip
-import io
 import json
 import platform
 import re
@@ -23,10 +24,19 @@ from typing import Any, overload
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
-from explorer.errors import PgwxError
+from explorer.lab.store.bounds import (
+    MAX_DEPTH,
+    CappedLines,
+    Consistency,
+    RecordingError,
+    invalid,
+    open_regular,
+    too_deep,
+)
 from explorer.lab.store.results import ResultStore, write_private
 from explorer.models import Event, PhaseStarted, RunRecord, SampleTaken
 from explorer.server.conninfo import parse_dsn
+from explorer.text import printable
 
 FORMAT = "pgwx-recording"
 """The `format` field every recording starts with."""
@@ -43,10 +53,6 @@ PATH_GUCS = ("data_directory", "unix_socket_directories", "listen_addresses", "c
 _EVENT: TypeAdapter[Event] = TypeAdapter(Event)
 EVENTS_KEY = b',"events":['
 """How the first line of a recording ends: one event per line follows."""
-
-
-class RecordingError(PgwxError, ValueError):
-    """A file that cannot be played or imported; str() is one sentence."""
 
 
 class Tape(Sequence[Event]):
@@ -191,8 +197,9 @@ def export_run(store: ResultStore, ref: str, *, redact_host: bool = False) -> di
     return data
 
 
-def write_recording(data: dict[str, Any], path: Path) -> Path:
-    """Write a recording, readable by its owner only (0600).
+def write_recording(data: dict[str, Any], path: Path, *, force: bool = False) -> Path:
+    """Write a recording, readable by its owner only (0600), as a new file (`--force`:
+    replacing a regular file; never through a link).
 
     Plain JSON, laid out one event per line after a first line that holds everything else,
     so that a reader can take the events one at a time (`read_recording(tape=True)`).
@@ -201,10 +208,11 @@ def write_recording(data: dict[str, Any], path: Path) -> Path:
     lines = [json.dumps(head, separators=(",", ":"))[:-1] + EVENTS_KEY.decode()]
     body = ",\n".join(json.dumps(e, separators=(",", ":")) for e in data["events"])
     text = "\n".join([*lines, body, "]}"]) + "\n"
-    return write_private(path, gzip.compress(text.encode(), mtime=0))
+    return write_private(path, gzip.compress(text.encode(), mtime=0), force=force)
 
 
-def _not_a_recording(path: Path) -> RecordingError:
+def not_a_recording(path: Path) -> RecordingError:
+    """The sentence for a file that is not a recording at all (`import` and `replay` alike)."""
     return RecordingError(
         f"{path} is not a pgwx recording; make one with `pgwx export RUN --out FILE.pgwx`."
     )
@@ -213,9 +221,14 @@ def _not_a_recording(path: Path) -> RecordingError:
 def _check_head(path: Path, data: Any) -> None:
     """A recording's format and version, before anything else is believed."""
     if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise _not_a_recording(path)
+        raise not_a_recording(path)
     version = data.get("version")
-    if not isinstance(version, int) or version > VERSION:
+    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+        raise RecordingError(
+            f"{path} says it is a pgwx recording of format {printable(repr(version)[:20])}, "
+            "which no pgwx writes; it is damaged, export it again."
+        )
+    if version > VERSION:
         raise RecordingError(
             f"{path} is a pgwx recording of format {version}, newer than this pgwx reads "
             f"({VERSION}); upgrade pgwx to play it."
@@ -226,79 +239,96 @@ def _damaged(
     path: Path, exc: ValidationError, prefix: tuple[str | int, ...] = ()
 ) -> RecordingError:
     where = ".".join(str(p) for p in (*prefix, *exc.errors()[0]["loc"]))
-    return RecordingError(
-        f"{path} is a pgwx recording with damaged content (at {where}); export it again."
-    )
+    return invalid(path, f"damaged content at {printable(where[:80])}")
 
 
 def read_recording(path: Path, *, tape: bool = False) -> Recording:
-    """Read a .pgwx file.
+    """Read a .pgwx file, within the ceilings of `explorer.lab.store.bounds`.
+
+    The file is read twice, streaming: once to measure it (sizes, line lengths, number of
+    events), without decoding anything, and once to decode and check every field. So a file
+    too large is refused before any of it is kept, and memory follows the events kept.
 
     Args:
         path: The file.
-        tape: Keep the events compressed in a `Tape` (a replay of a long run), not as a list.
+        tape: Keep the events compressed in a `Tape` (a replay of a long run, an import),
+            not as a list.
 
     Raises:
-        RecordingError: missing, truncated, foreign, newer-format or damaged file.
+        RecordingError: missing, not a regular file, too large, truncated, foreign,
+            newer-format, damaged or inconsistent file (one sentence each).
     """
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise RecordingError(f"Cannot read {path} ({exc.strerror or exc}).") from None
-    if raw[:2] != b"\x1f\x8b":
-        raise _not_a_recording(path)
-    try:
-        with gzip.GzipFile(fileobj=io.BytesIO(raw)) as stream:
-            first = stream.readline()
-            if not first.rstrip().endswith(EVENTS_KEY):
-                # Not laid out by pgwx (or not a recording at all): read it whole.
-                return _whole(path, first + stream.read())
-            try:
-                head = json.loads(first.rstrip()[: -len(EVENTS_KEY)] + b"}")
-            except ValueError:
-                raise _not_a_recording(path) from None
-            _check_head(path, head)
-            events: Tape | list[Event] = Tape() if tape else []
-            ended = False
-            for n, line in enumerate(stream):
-                line = line.rstrip().removesuffix(b",")
-                if line == b"]}":
-                    ended = True
-                    continue
-                try:
-                    event = _EVENT.validate_json(line)
-                except ValidationError as exc:
-                    raise _damaged(path, exc, ("events", n)) from None
-                if isinstance(events, Tape):
-                    events.append(line, event)
-                else:
-                    events.append(event)
-    except (EOFError, OSError, zlib.error):
-        raise RecordingError(
-            f"{path} is truncated or damaged (its compressed data ends early); "
-            "copy or export it again."
-        ) from None
-    if not ended:
-        raise RecordingError(f"{path} is truncated (its events stop early); copy it again.")
+    with open_regular(path) as raw:
+        if raw.read(2) != b"\x1f\x8b":
+            raise not_a_recording(path)
+        raw.seek(0)
+        with CappedLines(path, raw) as lines:
+            lines.survey(EVENTS_KEY)
+        raw.seek(0)
+        with CappedLines(path, raw) as lines:
+            return _read(path, lines, tape)
+
+
+def _read(path: Path, lines: CappedLines, tape: bool) -> Recording:
+    first = lines.head()
+    if not first.rstrip().endswith(EVENTS_KEY):
+        # Not laid out by pgwx (or not a recording at all): read it whole.
+        return _whole(path, first + lines.rest())
+    head = _json(path, first.rstrip()[: -len(EVENTS_KEY)] + b"}")
+    _check_head(path, head)
     try:
         rec = Recording.model_validate({**head, "events": []})
     except ValidationError as exc:
         raise _damaged(path, exc) from None
+    checker = Consistency(path, rec.run)
+    events: Tape | list[Event] = Tape() if tape else []
+    ended = False
+    for n, line in enumerate(lines):
+        line = line.rstrip().removesuffix(b",")
+        if line == b"]}":
+            ended = True
+            continue
+        try:
+            event = _EVENT.validate_json(line)
+        except ValidationError as exc:
+            raise _damaged(path, exc, ("events", n)) from None
+        checker.event(n, event)
+        if isinstance(events, Tape):
+            events.append(line, event)
+        else:
+            events.append(event)
+    if not ended:
+        raise RecordingError(f"{path} is truncated (its events stop early); copy it again.")
     rec.events = events  # type: ignore[assignment]
     return rec
 
 
-def _whole(path: Path, text: bytes) -> Recording:
-    """A recording read in one piece (any JSON layout)."""
+def _json(path: Path, text: bytes) -> Any:
+    """JSON of a recording's text; one sentence when it is not JSON or nests too deep."""
     try:
         data = json.loads(text)
+        deep = too_deep(data)
     except (ValueError, UnicodeDecodeError):
-        data = None
+        raise not_a_recording(path) from None
+    except RecursionError:
+        deep = True
+    if deep:
+        raise invalid(path, f"values nested more than {MAX_DEPTH} deep, unlike any recording")
+    return data
+
+
+def _whole(path: Path, text: bytes) -> Recording:
+    """A recording read in one piece (any JSON layout)."""
+    data = _json(path, text)
     _check_head(path, data)
     try:
-        return Recording.model_validate(data)
+        rec = Recording.model_validate(data)
     except ValidationError as exc:
         raise _damaged(path, exc) from None
+    checker = Consistency(path, rec.run)
+    for n, event in enumerate(rec.events):
+        checker.event(n, event)
+    return rec
 
 
 def import_recording(store: ResultStore, path: Path) -> RunRecord:
@@ -307,7 +337,7 @@ def import_recording(store: ResultStore, path: Path) -> RunRecord:
     Raises:
         RecordingError: the file cannot be read, or the store already has that run.
     """
-    rec = read_recording(path)
+    rec = read_recording(path, tape=True)  # events kept compressed until stored
     if store.has_run(rec.run.id):
         raise RecordingError(
             f"Run {rec.run.id} is already in {store.path}; `pgwx report {rec.run.id}` shows it."

@@ -13,13 +13,21 @@ import copy
 import datetime as dt
 import itertools
 import json
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import TypeAdapter
 
-from explorer.lab.store.recording import SUFFIX, RecordingError, Tape, read_recording
+from explorer.lab.store.bounds import MAX_WHOLE_BYTES, open_regular
+from explorer.lab.store.recording import (
+    SUFFIX,
+    RecordingError,
+    Tape,
+    not_a_recording,
+    read_recording,
+)
 from explorer.lab.store.results import ResultStore, StoreError
 from explorer.lab.view.runstate import RunView
 from explorer.models import Event, PhaseStarted, Profile, RunRecord, RunStarted, SampleTaken
@@ -70,16 +78,26 @@ class ReplaySource:
     @classmethod
     def from_file(cls, path: Path, speed: float = 0.0) -> ReplaySource:
         """A .pgwx recording, or a recorded stream {"profile", "scale", "events"} (tests)."""
-        with path.open("rb") as f:
+        with open_regular(path) as f:
             gzipped = f.read(2) == b"\x1f\x8b"
+            if not gzipped and path.suffix != SUFFIX:
+                f.seek(0)
+                text = f.read(MAX_WHOLE_BYTES + 1)
+                if len(text) > MAX_WHOLE_BYTES:  # no recorded stream is this large
+                    raise not_a_recording(path)
         if gzipped or path.suffix == SUFFIX:
             rec = read_recording(path, tape=True)
             run = rec.run
             return cls(rec.events, run.profile, run.scale, speed, run.started_at, run)
-        data = json.loads(path.read_text())
-        profile = Profile.model_validate(data["profile"]) if data.get("profile") else None
-        events = _EVENTS.validate_python(data["events"])
-        return cls(events, profile, float(data.get("scale", 1.0)), speed)
+        try:
+            data = json.loads(text)
+            profile = Profile.model_validate(data["profile"]) if data.get("profile") else None
+            events = _EVENTS.validate_python(data["events"])
+            scale = float(data.get("scale", 1.0))
+        except (ValueError, TypeError, KeyError, AttributeError, RecursionError):
+            # ValidationError and JSONDecodeError are ValueErrors: not a recording, as import says
+            raise not_a_recording(path) from None
+        return cls(events, profile, scale, speed)
 
     @classmethod
     def find(cls, store: ResultStore, ref: str, speed: float = 1.0) -> ReplaySource:
@@ -93,8 +111,8 @@ class ReplaySource:
             RecordingError: the file is not a playable recording.
         """
         path = Path(ref)
-        if path.is_file():
-            return cls.from_file(path, speed)
+        if os.path.lexists(path) and not path.is_dir():
+            return cls.from_file(path, speed)  # refused there if not a regular file
         try:
             return cls.from_store(store, ref, speed)
         except StoreError:

@@ -10,15 +10,17 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import re
 import socket
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import NamedTuple
 
 from pydantic import TypeAdapter
 
+from explorer.files import PRIVATE, private_dir, write_new
 from explorer.lab.store.backends import (
     BUSY_TIMEOUT,
     PostgresBackend,
@@ -37,6 +39,11 @@ _EVENT: TypeAdapter[Event] = TypeAdapter(Event)
 INTERRUPTED = "pgwx stopped before the run ended"
 
 
+RUN_ID = re.compile(r"\d{8}-\d{6}-[0-9a-f]{6}")
+"""What `new_run_id` makes; a recording's run id must look like it (`%` or 100,000
+characters are not run ids, and a prefix lookup must not match every run)."""
+
+
 def new_run_id(now: dt.datetime | None = None) -> str:
     """Sortable, readable id: 20261122-030405-ab12cd (24 random bits: runs in one second differ)."""
     now = now or dt.datetime.now()
@@ -46,31 +53,14 @@ def new_run_id(now: dt.datetime | None = None) -> str:
 # --------------------------------------------------------------------------- private files
 
 
-def private_dir(path: Path) -> Path:
-    """Make `path` a directory; if pgwx creates it, only its owner may enter it (0700).
+def write_private(path: Path, text: str | bytes, *, force: bool = True) -> Path:
+    """Write a file only its owner can read (0600), in a private directory pgwx creates.
 
-    A directory that already exists is left exactly as it is: it may be the user's own.
-    Missing ancestors are created with the default mode (they are not pgwx's).
+    Never through a link (see `explorer.files.write_new`); an existing regular file is
+    replaced only with `force`.
     """
-    if not path.is_dir():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            path.mkdir(mode=0o700)
-        except FileExistsError:
-            return path
-        path.chmod(0o700)  # the umask could have left it wider or narrower
-    return path
-
-
-def write_private(path: Path, text: str | bytes) -> Path:
-    """Write a file only its owner can read (0600), in a private directory pgwx creates."""
     private_dir(path.parent)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    binary = isinstance(text, bytes)
-    with os.fdopen(fd, "wb" if binary else "w", encoding=None if binary else "utf-8") as out:
-        os.fchmod(out.fileno(), 0o600)  # an older, wider file of the same name
-        out.write(text)
-    return path
+    return write_new(path, text, mode=PRIVATE, force=force)
 
 
 # --------------------------------------------------------------------------- run owners
@@ -285,7 +275,7 @@ class ResultStore:
             (status, record.model_dump_json(exclude={"trials"}), run_id),
         )
 
-    def import_run(self, record: RunRecord, events: list[Event]) -> None:
+    def import_run(self, record: RunRecord, events: Iterable[Event]) -> None:
         """Add a run made elsewhere (a recording), with its trials and events, in one go.
 
         It has no owner here: its status is what the recording says.
@@ -298,7 +288,8 @@ class ResultStore:
             )
             self.sql.many(
                 "INSERT INTO events VALUES (?, ?, ?)",
-                [(record.id, n, e.model_dump_json()) for n, e in enumerate(events)],
+                # one event at a time: a long recording's events are not all held at once
+                ((record.id, n, e.model_dump_json()) for n, e in enumerate(events)),
             )
 
     def mark_interrupted(self) -> list[str]:
@@ -355,7 +346,8 @@ class ResultStore:
             if row is None:
                 raise StoreError("No runs yet; start one with `pgwx run PROFILE`.")
             return str(row[0])
-        rows = self.sql.all("SELECT id FROM runs WHERE id LIKE ? || '%'", (ref,))
+        # a plain prefix: % and _ in what was typed are characters, not LIKE's wildcards
+        rows = self.sql.all("SELECT id FROM runs WHERE substr(id, 1, ?) = ?", (len(ref), ref))
         if len(rows) != 1:
             what = "No run" if not rows else f"{len(rows)} runs"
             raise StoreError(f"{what} matches {ref!r}; `pgwx runs` lists them.")

@@ -149,6 +149,8 @@ class RunView:
     variant: str | None = None
     """Variant of the trial in flight."""
     repeat: int = 0
+    round_plan: str | None = None
+    """Where the run stands ("round 7 of ≤ 30 · ~3 min left · 3 comparisons open")."""
     phase: str | None = None
     """Phase in flight, None between phases."""
     phase_started: float = 0.0
@@ -192,6 +194,7 @@ class RunView:
         elif isinstance(event, TrialStarted):
             self.trial_index, self.total_trials = event.index, event.total
             self.variant, self.repeat = event.variant, event.repeat
+            self.round_plan = event.plan
             self.trial_started = event.at
             # The previous trial's last phase is not this variant's: forget it.
             self.phase, self.last_phase, self.progress = None, None, PhaseProgress()

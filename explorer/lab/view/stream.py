@@ -58,7 +58,8 @@ def narrate(event: Event) -> str | None:
     if isinstance(event, Notice):
         return event.message
     if isinstance(event, TrialStarted):
-        return f"[{event.index}/{event.total}] {event.variant} · rep {event.repeat}"
+        plan = f" · {event.plan}" if event.plan else ""
+        return f"[{event.index}/{event.total}] {event.variant} · rep {event.repeat}{plan}"
     if isinstance(event, PhaseEnded):
         r = event.result
         rows = f" · {r.rows:,} rows" if r.rows is not None else ""

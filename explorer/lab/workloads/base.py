@@ -109,6 +109,9 @@ class TrialContext:
     session_settings: dict[str, str] = field(default_factory=dict)
     """Settings every workload session starts with, client tools' too (through PGOPTIONS):
     the connection check and statement_timeout that keep it from outliving pgwx."""
+    fenced: bool = False
+    """`target` logs in as the run's fenced role (see explorer.lab.run.fence): the server
+    itself keeps the profile's SQL inside the run's schema."""
 
     @property
     def db(self) -> asyncpg.Connection:
@@ -404,6 +407,8 @@ class Workload(ABC, Generic[P]):
     params_model: ClassVar[type[Params]]
     uses_other_sessions: ClassVar[bool] = False
     """Loads through other processes (pg_restore, pgbench): TEMPORARY tables impossible."""
+    runs_user_sql: ClassVar[bool] = False
+    """Runs SQL the profile wrote: its trials and prepare run as the run's fenced roles."""
 
     def __init__(self, params: P) -> None:
         self.params: P = params

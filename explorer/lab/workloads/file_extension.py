@@ -85,17 +85,20 @@ class FileExtensionParams(Params):
     """pgbench transactions (one INSERT each) per client."""
 
 
-def pgbench_conninfo(dsn: str | None, app: str) -> str:
-    """pgbench's database argument: the DSN (if any) plus an application_name.
+def pgbench_conninfo(dsn: str | None, app: str, user: str | None = None) -> str:
+    """pgbench's database argument: the DSN (if any) plus an application_name (and a user).
 
     pgbench takes the database as a positional argument (its `-d` means --debug) and expands
     a connection string there; whatever the string leaves out comes from PGHOST and friends.
+    `user` (a plain identifier: the run's fenced role) comes last, so it wins over a user the
+    DSN names.
     """
+    extra = {"application_name": app, **({"user": user} if user else {})}
     if not dsn:
-        return f"application_name={app}"
+        return " ".join(f"{k}={v}" for k, v in extra.items())
     if "://" in dsn:
-        return f"{dsn}{'&' if '?' in dsn else '?'}application_name={app}"
-    return f"{dsn} application_name={app}"
+        return dsn + ("&" if "?" in dsn else "?") + "&".join(f"{k}={v}" for k, v in extra.items())
+    return dsn + "".join(f" {k}={v}" for k, v in extra.items())
 
 
 def parse_pgbench(out: str) -> dict[str, Any]:

@@ -25,11 +25,18 @@ from explorer.lab.scope import create_table_sql, fk_clause, schema, table_name, 
 from explorer.lab.workloads.base import Params, TrialContext, Workload, WorkloadError
 from explorer.lab.workloads.file_extension import parse_pgbench, pgbench_conninfo
 from explorer.lab.workloads.sql_guard import (
+    OutsideFence,
+    Unplannable,
+    forbidden,
+    not_allowed,
     other_schemas,
+    outside_fence,
     outside_write,
     pgbench_as_sql,
     refusal,
+    unchecked,
 )
+from explorer.lab.workloads.sql_prepare import write_rows
 from explorer.lab.workloads.sql_spec import (
     ForeignKeySpec,
     PhaseSpec,
@@ -66,6 +73,7 @@ class SqlWorkload(Workload):
     kind = "sql"
     title = "Your own tables and SQL, under the same knobs"
     params_model = SqlParams
+    runs_user_sql = True
     params: SqlParams
 
     def __init__(self, params: Params) -> None:
@@ -169,8 +177,15 @@ class SqlWorkload(Workload):
             lines.append("verify: the verify query, into the notes")
         return lines
 
-    def statements(self, names: dict[str, str]) -> list[tuple[tuple[Any, ...], str]]:
-        """(TOML location, statement) of every SQL statement the profile holds, in order."""
+    def statements(
+        self, names: dict[str, str], *, prepare: bool = True
+    ) -> list[tuple[tuple[Any, ...], str]]:
+        """(TOML location, statement) of every SQL statement the profile holds, in order.
+
+        Args:
+            names: What `{name}` stands for.
+            prepare: Include the prepare query (it runs once, as the read role, not in trials).
+        """
         p = self.params
         out: list[tuple[tuple[Any, ...], str]] = []
 
@@ -178,7 +193,7 @@ class SqlWorkload(Workload):
             out.extend((loc, s) for s in split_statements(substitute(script, names)))
 
         query = self.prepare_query()
-        if query is not None and p.prepare is not None:
+        if prepare and query is not None and p.prepare is not None:
             add(("params", "prepare", p.prepare.kind), query)
         add(("params", "setup"), p.setup)
         for i, phase in enumerate(p.phases):
@@ -189,11 +204,26 @@ class SqlWorkload(Workload):
         add(("params", "verify"), p.verify)
         return out
 
-    async def guard(self, db: asyncpg.Connection, names: dict[str, str]) -> None:
-        """Refuse, before any of it runs, SQL that would write outside pgwx's schema."""
+    async def guard(self, db: asyncpg.Connection, names: dict[str, str], fenced: bool) -> None:
+        """Refuse, before any of it runs, SQL that plainly would write outside pgwx's schema.
+
+        An early, friendly error only: the fence (the role the session logs in as) is what
+        stops the rest. Unfenced (--trust-sql), a statement that cannot be planned now is
+        refused too, as nothing else would stop it.
+        """
         schemas = await other_schemas(db)
-        for loc, statement in self.statements(names):
-            written = await outside_write(db, statement, schemas)
+        for loc, statement in self.statements(names, prepare=False):
+            what = forbidden(statement)
+            if what:
+                raise WorkloadError(not_allowed(field_name(loc), what))
+            try:
+                written = await outside_write(db, statement, schemas)
+            except OutsideFence as exc:
+                raise WorkloadError(outside_fence(field_name(loc), str(exc))) from None
+            except Unplannable as exc:
+                if fenced:
+                    continue  # it may use what setup creates; the server's fence decides
+                raise WorkloadError(unchecked(field_name(loc), str(exc))) from None
             if written:
                 raise WorkloadError(refusal(field_name(loc), written))
 
@@ -269,12 +299,12 @@ class SqlWorkload(Workload):
         query = self.prepare_query()
         assert query is not None
         path = workdir / PREPARED
+        # `target` logs in as the run's read role (see explorer.lab.run.fence): the query is
+        # one statement in a READ ONLY transaction, and its rows are written by pgwx.
         conn = await target.connect("prepare")
         try:
             await conn.execute(f"SET search_path = {schema()}")
-            # READ ONLY: a source table (or any query) can read the user's data, never write it.
-            async with conn.transaction(readonly=True):
-                self._rows = status_rows(await conn.copy_from_query(query, output=str(path)))
+            self._rows = await write_rows(conn, query, path)
         except asyncpg.PostgresError as exc:
             raise WorkloadError(f"prepare failed: {one_line(exc)}") from None
         finally:
@@ -289,7 +319,7 @@ class SqlWorkload(Workload):
         await db.execute(f"DROP TABLE IF EXISTS {drop} CASCADE")
         for step in self.create_steps(knobs):
             await self._run(db, "create", step)
-        await self.guard(db, names)
+        await self.guard(db, names, ctx.fenced)
         if self.params.setup.strip():
             await self._run(db, "setup", substitute(self.params.setup, names))
         await ctx.settle()
@@ -348,7 +378,8 @@ class SqlWorkload(Workload):
             args += ["-T", str(max(1, round(phase.duration)))]
         else:
             args += ["-t", str(phase.transactions)]
-        args += ["-f", str(script), pgbench_conninfo(ctx.target.dsn, work_app("pgbench"))]
+        user = ctx.target.overrides.get("user")
+        args += ["-f", str(script), pgbench_conninfo(ctx.target.dsn, work_app("pgbench"), user)]
         async with ctx.phase(phase.name) as ph:
             try:
                 facts = parse_pgbench(await ctx.run_tool(args))

@@ -12,7 +12,7 @@ import math
 import re
 from typing import Annotated, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from explorer.lab.workloads.base import Params
 
@@ -22,6 +22,24 @@ Identifier = Annotated[str, Field(pattern=r"^[a-z_][a-z0-9_]{0,50}$")]
 PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 REFERENCE = re.compile(r"^\s*([a-z_][a-z0-9_]*)\s*\(([^()]+)\)\s*$")
 SOURCE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_$]*\.[A-Za-z_][A-Za-z0-9_$]*$")
+PGBENCH_META = re.compile(r"\\+([A-Za-z_]+)")
+"""A backslash command anywhere, after any number of backslashes (pgbench sees one mid-line
+too); inside a string it is a false alarm on the safe side, as telling strings apart here
+could be fooled (E'\\'' …)."""
+PGBENCH_HARMLESS = (
+    "set",
+    "sleep",
+    "if",
+    "elif",
+    "else",
+    "endif",
+    "gset",
+    "aset",
+    "startpipeline",
+    "endpipeline",
+    "syncpipeline",
+)
+"""pgbench meta-commands a profile may use: none runs a program (\\shell and \\setshell do)."""
 
 
 class _Spec(BaseModel):
@@ -145,6 +163,17 @@ class PhaseSpec(_Spec):
         """sql, copy or pgbench."""
         return "sql" if self.sql is not None else "copy" if self.copy_ is not None else "pgbench"
 
+    @field_validator("pgbench")
+    @classmethod
+    def _no_programs(cls, script: str | None) -> str | None:
+        bad = sorted(set(refused_meta_commands(script or "")))
+        if bad:
+            raise ValueError(
+                f"pgbench meta-command \\{bad[0]} is not allowed (\\shell and \\setshell run "
+                "programs); a profile may use only " + ", ".join(f"\\{m}" for m in PGBENCH_HARMLESS)
+            )
+        return script
+
     @model_validator(mode="after")
     def _one_kind(self) -> PhaseSpec:
         given = [k for k in ("sql", "copy_", "pgbench") if getattr(self, k) is not None]
@@ -242,6 +271,11 @@ def field_name(loc: tuple[int | str, ...]) -> str:
     for part in loc:
         out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
     return out or "(top level)"
+
+
+def refused_meta_commands(script: str) -> list[str]:
+    """The meta-commands of a pgbench script that are not in PGBENCH_HARMLESS, in order."""
+    return [m.lower() for m in PGBENCH_META.findall(script) if m.lower() not in PGBENCH_HARMLESS]
 
 
 def mentions(text: str, name: str) -> bool:

@@ -37,8 +37,9 @@ spread (min–max) as `╌`. **p** shows the next phase.
   each wait, on average, per sample (`CPU` = running, no wait).
 
 **Results** — `min / median / max` seconds per variant and phase and a verdict against
-the baseline: ratio `[95 % interval]`, **faster** / **slower** only when the interval
-excludes 1 and the change beats the noise threshold, `≈` when the trials cannot tell
+the baseline: Hodges–Lehmann ratio `[interval]` (95 % for the whole table) and one word —
+**faster** / **slower** when the interval excludes 1 and the ratio beats the noise
+threshold, `same within ±3 %` when the whole interval lies inside it, `undecided` otherwise
 (`too few runs` below 5; warm-ups not counted), then WAL, relation extensions and the top
 wait. The duration pane draws each interval over its bar. **e** writes it as markdown
 under the results directory; the log says where.

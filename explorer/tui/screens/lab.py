@@ -8,6 +8,8 @@ breakpoint classes Textual sets on the screen.
 
 from __future__ import annotations
 
+import os
+
 from rich.text import Text
 from textual import events, on
 from textual.app import ComposeResult
@@ -19,6 +21,7 @@ from textual.widget import Widget
 from textual.widgets import DataTable, Footer, Tab, Tabs
 
 from explorer.analysis.report import to_markdown
+from explorer.files import SHARED, FileRefused, private_dir, write_new
 from explorer.lab.profiles.naming import variant_name
 from explorer.lab.store.replay import speed_label
 from explorer.lab.store.results import write_private
@@ -36,6 +39,7 @@ from explorer.models import (
 )
 from explorer.paths import exports_dir, screenshots_dir
 from explorer.server.connect import Target
+from explorer.text import printable
 from explorer.tui.config import LabConfig
 from explorer.tui.controller import RunController
 from explorer.tui.keys import LAB_KEYS, PANES, lab_bindings
@@ -117,7 +121,8 @@ class LabScreen(Screen[None]):
         mark, style = LEVEL_MARK.get(level, "·"), LEVEL_STYLE.get(level, "")
         line = Text()
         line.append(f"{at:7.1f}s " if at is not None else "         ", style="dim")
-        line.append(f"{mark} {message}", style=style)
+        # exceptions and servers' messages are text too, like the names the models hold
+        line.append(f"{mark} {printable(message)}", style=style)
         # A run's routine lines wait for the next refresh tick (one scroll of the log for
         # several lines); anything else, and anything louder, shows at once.
         defer = at is not None and level == "info" and self.view.running
@@ -168,8 +173,10 @@ class LabScreen(Screen[None]):
         elif config.server.target is not None:
             self.controller.target_ready(config.server.target)
         else:
-            bundled = not config.server.user_server
-            header.label = "starting bundled PostgreSQL…" if bundled else "connecting…"
+            header.label = "connecting…"
+            if not config.server.user_server:
+                owned = "bundled PostgreSQL" if config.server.bindir is None else "PostgreSQL"
+                header.label = f"starting {owned}…"
             self.controller.start_server()
 
     def on_resize(self, event: events.Resize) -> None:
@@ -574,18 +581,24 @@ class LabScreen(Screen[None]):
             self.note("nothing to export yet: no trial has finished")
             return
         folder = exports_dir(self.config.store.files_dir)
-        path = write_private(folder / f"{record.id}.md", to_markdown(record))
+        try:
+            path = write_private(folder / f"{record.id}.md", to_markdown(record))
+        except (OSError, FileRefused) as exc:  # a link put where the table goes, a full disk
+            self.note(f"table not written: {exc}", "warning")
+            return
         self.note(f"table written to {path}")
 
     def action_screenshot(self) -> None:
         """Save an SVG of the screen next to the results store, and say where."""
-        folder = screenshots_dir(self.config.store.files_dir)
-        folder.mkdir(parents=True, exist_ok=True)
+        folder = private_dir(screenshots_dir(self.config.store.files_dir))
         # The next free number: a new session never overwrites an earlier session's shots.
         stem = f"pgwx-{self.view.run_id or 'idle'}"
         n = 1
-        while (folder / f"{stem}-{n}.svg").exists():
+        while os.path.lexists(folder / f"{stem}-{n}.svg"):
             n += 1
-        name = f"{stem}-{n}.svg"
-        path = self.app.save_screenshot(name, str(folder))
+        try:
+            path = write_new(folder / f"{stem}-{n}.svg", self.app.export_screenshot(), mode=SHARED)
+        except (OSError, FileRefused) as exc:
+            self.note(f"screenshot not saved: {exc}", "warning")
+            return
         self.note(f"screenshot saved to {path}")

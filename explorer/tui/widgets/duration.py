@@ -84,7 +84,8 @@ def interval_bar(median: float, lo: float, hi: float, top: float, width: int) ->
 
 
 def verdict_tail(row: SummaryRow) -> tuple[str, str]:
-    """(' baseline', 'dim'), (' faster', 'bold'), (' ≈', 'dim') or (' too few (n=2)', 'dim')."""
+    """(' baseline', 'dim'), (' faster', 'bold'), (' same', 'dim'), (' undecided', 'dim') or
+    (' too few (n=2)', 'dim')."""
     if row.baseline:
         return (" baseline (drifted)", "bold yellow") if row.drift else (" baseline", "dim")
     v = row.verdict
@@ -94,7 +95,7 @@ def verdict_tail(row: SummaryRow) -> tuple[str, str]:
         return f" too few (n={min(v.n_baseline, v.n_candidate)})", "dim"
     if v.decided:
         return f" {v.word}", "bold"
-    return " ≈", "dim"
+    return f" {v.word}", "dim"
 
 
 def triplet_bounds(span: tuple[float, float], top: float) -> tuple[str, str]:
@@ -264,6 +265,8 @@ class DurationPane(VerticalScroll):
             text.append("now: ", style="dim")
             text.append(v.variant, style="bold")
             text.append(f" · rep {v.repeat} · {v.trial_index}/{v.total_trials}")
+            if v.round_plan:
+                text.append(f"\n{v.round_plan}", style="dim")
             if v.phase and v.trial_phases:
                 text.append("\n")
                 text.append_text(phase_strip(v.trial_phases, v.phase))

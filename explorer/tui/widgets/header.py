@@ -13,8 +13,13 @@ UNDO_PENDING = "settings left changed by an interrupted run"
 """What the header says while a journal still holds server settings to put back."""
 
 
-def badges(caps: Capabilities | None, bundled: bool, *, short: bool = False) -> Text:
-    """lz4 ✓ · pg_stat_io ✓ · superuser ✓ · bundled — ✓/✗ read without colour too."""
+def badges(
+    caps: Capabilities | None, bundled: bool, *, short: bool = False, owned_as: str = "bundled"
+) -> Text:
+    """lz4 ✓ · pg_stat_io ✓ · superuser ✓ · bundled — ✓/✗ read without colour too.
+
+    `owned_as` names a server pgwx owns: "bundled", or "owned" for one made with another
+    installed PostgreSQL (`--pg 15`)."""
     text = Text()
     if caps is None:
         return text
@@ -31,7 +36,7 @@ def badges(caps: Capabilities | None, bundled: bool, *, short: bool = False) -> 
     badge("pg_stat_io", caps.pg_stat_io != "none")
     badge("superuser", caps.superuser)
     text.append(" · ", style="dim")
-    text.append("bundled" if bundled else "external", style="bold")
+    text.append(owned_as if bundled else "external", style="bold")
     return text
 
 
@@ -132,7 +137,9 @@ class ServerHeader(Widget):
             text.append(f"⚠ {UNDO_PENDING}", style="bold yellow")
             if self.caps is not None:
                 text.append("  ")
-        text.append_text(badges(self.caps, self.bundled, short=short))
+        # Owned labels start "bundled PostgreSQL …" or "PostgreSQL 15.20 from /usr/lib/…".
+        owned_as = "owned" if self.label.startswith("PostgreSQL ") else "bundled"
+        text.append_text(badges(self.caps, self.bundled, short=short, owned_as=owned_as))
         if self.run:
             if text:
                 text.append("  ")

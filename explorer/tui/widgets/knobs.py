@@ -6,6 +6,7 @@ says why under it (and in its tooltip), so the user learns what their server lac
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -104,6 +105,10 @@ def short_reason(why: str) -> str:
     if "--allow-risky" in why and "--allow-risky" not in head:
         # The way out must stay on screen, not only in the tooltip.
         head += "; --allow-risky unlocks it"
+    way_out = re.search(r"`pgwx (--pg[^`]*)` *$", why)
+    if way_out and way_out.group(0) not in head:
+        # lz4 elsewhere on this machine: the command that gets it stays on screen too.
+        head += f"; `pgwx {way_out.group(1)}` has it"
     return head
 
 

@@ -28,18 +28,21 @@ def _seconds(value: float | None) -> str:
 
 
 def _verdict_text(line: CardLine) -> Text:
-    """'0.54× faster' (reversed), '≈0.95× same', '0.86×' dim (too few runs), 'baseline'."""
+    """'0.54× faster' (reversed), '1.01× same', '1.04× undecided', '0.86×?' dim (too few
+    runs), 'baseline' — the judged word, never a sign the word does not say."""
     if line.baseline:
         return Text("baseline", style="bold")
     verdict = line.verdict
     if verdict is None:
         return Text(f"{glyph('✗')} no trial", style="dim")
+    if verdict.ratio is None and verdict.difference_seconds is None:
+        return Text(verdict.label(), style="dim")
     shown = f"{verdict.ratio:.2f}{glyph('×')}" if verdict.ratio is not None else "?"
     if verdict.too_few:
         return Text(f"{shown}?", style="dim")
     if verdict.decided:
         return Text(f"{shown} {verdict.word}", style="bold reverse")
-    return Text(f"{glyph('≈')}{shown} same", style="bold")
+    return Text(f"{shown} {verdict.word}", style="bold" if verdict.settled else "dim")
 
 
 def render_card(record: RunRecord | None, width: int, rows: int = 0) -> Text:
