@@ -17,6 +17,7 @@ from pathlib import Path
 
 from explorer.server.connect import Target
 from explorer.text import printable
+from tests.support.cli import FINISHED
 from tests.support.hostile import CONTROL, HOSTILE, hostile_recording
 
 """`python -m explorer.cli` in a subprocess with a private store, journal and temp dir."""
@@ -26,7 +27,7 @@ Cli = Callable[..., subprocess.CompletedProcess[str]]
 
 def assert_text_only(proc: subprocess.CompletedProcess[str], what: str) -> None:
     """The command succeeded and wrote nothing a terminal would obey."""
-    assert proc.returncode == 0, (what, proc.stderr)
+    assert proc.returncode in FINISHED, (what, proc.stderr)
     for name, out in (("stdout", proc.stdout), ("stderr", proc.stderr)):
         found = CONTROL.search(out)
         assert found is None, f"{what} {name}: {found.group()!r} in {out[:400]!r}"

@@ -17,6 +17,7 @@ from explorer.lab.run.settings import Journal, JournalUnreadable
 from explorer.server.capabilities import probe
 from explorer.server.connect import Target
 from explorer.server.embedded import LocalServer
+from tests.support.cli import FINISHED
 from tests.support.paths import ROOT as WORKTREE
 
 DAMAGED = '{\n "fsync": {\n  "auto": null\n },\n "synchronous_commit": {\n  "au'
@@ -111,7 +112,7 @@ async def test_damaged_journal_stops_a_run_and_pgwx_restore_puts_settings_back(
     assert path.read_text() == DAMAGED
 
     code, out, err = await pgwx(tmp_path, "restore", "--data-dir", str(server.data_dir))
-    assert code == 0, (out, err)
+    assert code in FINISHED, (out, err)
     assert "fsync" in out and "synchronous_commit" in out
     assert await settings(server) == {"fsync": "on", "synchronous_commit": "on"}
     auto = (server.data_dir / "postgresql.auto.conf").read_text()

@@ -35,3 +35,8 @@ def assert_one_sentence(
             store.close()
     journals = list((tmp_path / "state").glob("undo-*")) if (tmp_path / "state").exists() else []
     assert not journals
+
+
+FINISHED = (0, 4)
+"""`pgwx run`'s exit status for a run that finished: every comparison decided (0), or some
+still undecided (4) — as a test's small run usually is."""

@@ -14,6 +14,7 @@ from explorer.analysis.report import render, summarize
 from explorer.lab.profiles.catalog import ProfileError, list_profiles, load_profile
 from explorer.models import Knobs, Profile, TableKind, Variant
 from explorer.server.connect import Target
+from tests.support.cli import FINISHED
 from tests.support.runs import RunProfile
 
 GOOD = """
@@ -141,7 +142,7 @@ def test_cli_run_on_bundled_then_runs_and_report(
         ]
     )
     out, err = capsys.readouterr()
-    assert code == 0, err
+    assert code in FINISHED, err
     assert "variant,phase,n,min,median,max" in out.splitlines()[0]
     assert "[3/3] temporary" in err and "saved as run" in err
     assert pg18.bundled.is_running()  # it was running before: not ours to stop
