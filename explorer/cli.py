@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from explorer import paths
-from explorer.analysis.report import FORMATS, render
+from explorer.analysis.judge import judge
+from explorer.analysis.report import EXIT_CODES, FORMATS, outcome, render
 from explorer.analysis.selftest import self_test, self_test_profile
 from explorer.analysis.selftest import to_text as selftest_text
 from explorer.analysis.units import human_bytes
@@ -39,6 +40,7 @@ from explorer.models import (
     Notice,
     PhaseEnded,
     PhaseStarted,
+    RunRecord,
     SampleTaken,
     TrialEnded,
 )
@@ -467,8 +469,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     else:
         print(render(record, args.format), end="")
     say._print(f"saved as run {record.id}; `pgwx report {record.id} --format csv|json`; {settings}")
-    undone = runner is None or runner.undo.complete
-    return 0 if record.status == "finished" and undone else 1
+    if runner is not None and not runner.undo.complete:
+        return EXIT_CODES["failed"]  # something pgwx set is still set: said on the last line
+    return run_exit_status(record, testing)
 
 
 def _settings_clause(runner: Any, session: Session | None) -> str:
@@ -478,6 +481,15 @@ def _settings_clause(runner: Any, session: Session | None) -> str:
     if session is not None and session.recovered is not None:
         return session.recovered.sentence(restore_command(session.target))
     return "no server settings were changed"
+
+
+def run_exit_status(record: RunRecord, selftest: bool = False) -> int:
+    """0 decided, 4 finished with comparisons undecided, 1 failed (README "For a team")."""
+    if record.status != "finished":
+        return EXIT_CODES["failed"]
+    if selftest:  # a baseline against itself is meant to stay undecided
+        return EXIT_CODES["decided"]
+    return EXIT_CODES[outcome(record, judge(record))]
 
 
 def quiet_on_broken_pipe(command: Callable[[argparse.Namespace], int]) -> Callable[..., int]:

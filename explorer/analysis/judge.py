@@ -157,7 +157,10 @@ def judge(
     base = profile.baseline_name()
     out = Judgement(baseline=base, threshold=t)
     s = samples(record.trials)
-    names = variants or [v.name for v in profile.variants]
+    # A stored run judges the variants it ran (`--variant` picks some); a variant whose trials
+    # all failed ran, and stays undecided.
+    ran = {t.variant for t in record.trials}
+    names = variants or [v.name for v in profile.variants if v.name in ran or not ran]
     skipped = {
         v
         for v in names

@@ -422,6 +422,27 @@ def to_csv(record: RunRecord, threshold: float | None = None) -> str:
     return buf.getvalue()
 
 
+JSON_FORMAT, JSON_VERSION = "pgwx-run", 1
+"""The `--format json` document: `explorer/schemas/run-v1.schema.json` describes version 1."""
+
+EXIT_CODES = {
+    "decided": 0,
+    "failed": 1,
+    "refused": 2,
+    "internal error": 3,
+    "undecided": 4,
+    "cancelled": 130,
+}
+"""`pgwx run`'s exit status by outcome (a signal N exits 128 + N); README "For a team"."""
+
+
+def outcome(record: RunRecord, judged: Judgement) -> str:
+    """How a run ended, for a program: decided, undecided, or the run's own status."""
+    if record.status != "finished":
+        return record.status
+    return "undecided" if judged.undecided else "decided"
+
+
 def to_json(record: RunRecord, threshold: float | None = None) -> str:
     """The run's identity, the table rows with their verdicts, and the settings."""
     common, differ = settings_table(record)
@@ -429,6 +450,9 @@ def to_json(record: RunRecord, threshold: float | None = None) -> str:
     return (
         json.dumps(
             {
+                "format": JSON_FORMAT,
+                "version": JSON_VERSION,
+                "outcome": outcome(record, judged),
                 "run": record.id,
                 "profile": record.profile.name,
                 "status": record.status,

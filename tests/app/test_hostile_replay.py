@@ -14,8 +14,8 @@ from explorer.lab.store.replay import ReplaySource
 from explorer.lab.store.results import ResultStore
 from explorer.text import printable
 from explorer.tui.app import PgwxApp
-from tests.cli.test_hostile_names import CONTROL, HOSTILE, hostile_recording
-from tests.test_tui import wait_for
+from tests.support.app import wait_for
+from tests.support.hostile import CONTROL, HOSTILE, hostile_recording
 
 
 def _no_control(where: str, text: str) -> None:

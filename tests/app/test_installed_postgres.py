@@ -20,7 +20,7 @@ from explorer.models import Toast
 from explorer.server.connect import Target
 from explorer.tui.app import PgwxApp
 from explorer.tui.widgets.header import ServerHeader
-from tests.conftest import PG15_BIN
+from tests.support.server import PG15_BIN
 
 pytestmark = pytest.mark.skipif(
     not (PG15_BIN / "postgres").exists(), reason="Debian's postgresql-15 is not installed"

@@ -14,8 +14,8 @@ from explorer.models import Variant
 from explorer.server.connect import Target
 from explorer.tui.app import PgwxApp
 from explorer.tui.controller import RunController
-from tests.conftest import small_profile
-from tests.test_tui import connected, log_text, wait_for
+from tests.support.app import connected, log_text, wait_for
+from tests.support.runs import small_profile
 
 
 async def call_a_missing_method(self: TableKindWorkload, ctx: TrialContext) -> None:

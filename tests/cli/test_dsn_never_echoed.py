@@ -15,10 +15,8 @@ from pathlib import Path
 import pytest
 
 from explorer.server.conninfo import mask_secrets
-from tests import test_bad_input
-from tests.test_bad_input import assert_one_sentence
+from tests.support.cli import assert_one_sentence
 
-cli = test_bad_input.cli
 """`python -m explorer.cli` in a subprocess with a private store, journal and temp dir."""
 
 Cli = Callable[..., subprocess.CompletedProcess[str]]

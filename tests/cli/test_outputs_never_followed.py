@@ -18,9 +18,7 @@ from explorer import files
 from explorer.files import write_new
 from explorer.lab.store.replay import recordings_dir
 from explorer.server.failures import log_traceback
-from tests import test_bad_input
 
-cli = test_bad_input.cli
 """`python -m explorer.cli` in a subprocess with a private store, journal and temp dir."""
 
 Cli = Callable[..., subprocess.CompletedProcess[str]]

@@ -15,8 +15,8 @@ import pytest
 
 from explorer.server import installs
 from explorer.server.embedded import LocalServer
-from tests.conftest import PG15_BIN
-from tests.faults_helpers import child_env
+from tests.support.faults import child_env
+from tests.support.server import PG15_BIN
 
 
 def pgwx(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:

@@ -13,7 +13,7 @@ from explorer.analysis.calibration import synthetic_record, synthetic_trial
 from explorer.analysis.selftest import phase_noise, self_test_profile, smallest_threshold
 from explorer.lab.profiles.catalog import load_profile
 from explorer.server.connect import Target
-from tests.faults_helpers import child_env
+from tests.support.faults import child_env
 
 
 def _pgwx(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:

@@ -14,8 +14,8 @@ import pytest
 import pytest_asyncio
 
 from explorer.server.embedded import LocalServer
-from tests.faults.truth_support import force_stop
-from tests.faults_helpers import FaultServer
+from tests.support.faults import FaultServer
+from tests.support.truth import force_stop
 
 
 @pytest.fixture(scope="module")

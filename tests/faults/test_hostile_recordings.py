@@ -22,10 +22,9 @@ import pytest
 from explorer.lab.store.bounds import MAX_EVENTS
 from explorer.lab.store.recording import EVENTS_KEY, write_recording
 from explorer.lab.store.replay import recordings_dir
-from tests import test_bad_input
-from tests.test_bad_input import ROOT, assert_one_sentence
+from tests.support.cli import assert_one_sentence
+from tests.support.paths import ROOT
 
-cli = test_bad_input.cli
 """`python -m explorer.cli` in a subprocess with a private store, journal and temp dir."""
 
 Cli = Callable[..., subprocess.CompletedProcess[str]]

@@ -21,8 +21,7 @@ import asyncpg
 import pytest
 
 from explorer.server.embedded import LocalServer
-from tests.faults.truth_support import last_line, pgwx
-from tests.faults_helpers import (
+from tests.support.faults import (
     FaultServer,
     Gate,
     finish,
@@ -33,6 +32,7 @@ from tests.faults_helpers import (
     small_tmpfs,
     start_pgwx,
 )
+from tests.support.truth import last_line, pgwx
 
 
 @pytest.fixture

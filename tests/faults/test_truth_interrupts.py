@@ -11,8 +11,7 @@ import asyncio
 import signal
 from pathlib import Path
 
-from tests.faults.truth_support import last_line
-from tests.faults_helpers import (
+from tests.support.faults import (
     FaultServer,
     Gate,
     finish,
@@ -22,6 +21,7 @@ from tests.faults_helpers import (
     sigkill,
     start_pgwx,
 )
+from tests.support.truth import last_line
 
 
 async def test_a_double_ctrl_c_still_undoes_everything(owned: FaultServer, tmp_path: Path) -> None:

@@ -11,8 +11,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.faults.truth_support import last_line, leave_journal, pgwx, settled
-from tests.faults_helpers import FaultServer, profile_toml
+from tests.support.faults import FaultServer, profile_toml
+from tests.support.truth import last_line, leave_journal, pgwx, settled
 
 INJECTION = "local'; SELECT pg_sleep(3); --"
 

@@ -16,8 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.faults.truth_support import last_line, napping, pgwx, sleeping_profile
-from tests.faults_helpers import (
+from tests.support.faults import (
     FaultServer,
     finish,
     integrity,
@@ -27,6 +26,7 @@ from tests.faults_helpers import (
     sigkill,
     start_pgwx,
 )
+from tests.support.truth import last_line, napping, pgwx, sleeping_profile
 
 MINIMAL = {"minimal": 'wal_level = "minimal"'}
 PUT_BACK = "server settings put back (wal_level, max_wal_senders)"

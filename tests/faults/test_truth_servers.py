@@ -11,8 +11,7 @@ import asyncpg
 import pytest
 
 from explorer.server.embedded import LocalServer
-from tests.faults.truth_support import force_stop, napping, pgwx, sleeping_profile
-from tests.faults_helpers import (
+from tests.support.faults import (
     FaultServer,
     finish,
     profile_toml,
@@ -20,6 +19,7 @@ from tests.faults_helpers import (
     start_pgwx,
     wait_until,
 )
+from tests.support.truth import force_stop, napping, pgwx, sleeping_profile
 
 PLAIN = profile_toml({"plain": ""}, gate=False, rows=10)
 QUICK = ("--no-sample", "--settle", "0")

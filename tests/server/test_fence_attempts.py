@@ -35,8 +35,8 @@ from explorer.lab.workloads.sql_spec import SqlParams
 from explorer.models import Notice, Profile, Variant
 from explorer.server.capabilities import probe
 from explorer.server.connect import Target
-from tests.conftest import RunProfile
-from tests.test_promises import admin_sql
+from tests.support.runs import RunProfile
+from tests.support.server import admin_sql
 
 LOOK_ALIKES = ("pgwx_lab", "pgwx_lab_mydata", "pgwx_lab_20250101_000000_abcdef")
 """Schemas a user made, named like pgwx's, each with a table and a row."""

@@ -13,7 +13,8 @@ from explorer.lab.workloads.base import TrialContext, WorkloadError
 from explorer.lab.workloads.table_kind import TableKindWorkload
 from explorer.models import Knobs, Variant
 from explorer.server.connect import Target
-from tests.conftest import RunProfile, server_state, small_profile
+from tests.support.runs import RunProfile, small_profile
+from tests.support.server import server_state
 
 VARIANTS = [
     Variant(name="logged", knobs=Knobs()),

@@ -14,7 +14,7 @@ from explorer.models import Capabilities, Knobs, Variant
 from explorer.server import installs
 from explorer.server.capabilities import probe
 from explorer.server.connect import Target
-from tests.conftest import RunProfile, small_profile
+from tests.support.runs import RunProfile, small_profile
 
 
 async def test_io_method_runs_on_the_owned_18_and_io_uring_says_why_not(

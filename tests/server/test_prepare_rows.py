@@ -12,8 +12,8 @@ import pytest
 
 from explorer.models import Profile, Variant
 from explorer.server.connect import Target
-from tests.conftest import RunProfile
-from tests.test_promises import admin_sql
+from tests.support.runs import RunProfile
+from tests.support.server import admin_sql
 
 COLUMNS = (
     "id int, t text, n numeric, f float8, ts timestamptz, d date, iv interval, b bytea, "

@@ -11,7 +11,7 @@ from explorer.lab.run.runner import Runner, RunOptions
 from explorer.lab.run.session import Session
 from explorer.lab.store.results import INTERRUPTED, ResultStore
 from explorer.server.connect import Target
-from tests.faults_helpers import profile_toml
+from tests.support.faults import profile_toml
 
 
 async def test_opening_a_session_names_the_runs_a_killed_pgwx_left(

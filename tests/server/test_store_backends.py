@@ -9,7 +9,6 @@ clash, `latest` skips a run still going, and no password is stored.
 from __future__ import annotations
 
 import asyncio
-import datetime as dt
 import os
 import subprocess
 import sys
@@ -20,12 +19,10 @@ from pathlib import Path
 import asyncpg
 import pytest
 
-from explorer.lab.profiles.catalog import load_profile
 from explorer.lab.store.backends import PG_SCHEMA, SCHEMA_VERSION, StoreError
 from explorer.lab.store.results import ResultStore
-from explorer.models import PhaseResult, RunRecord, ServerInfo, TrialResult
 from explorer.server.embedded import LocalServer
-from tests.conftest import fake_caps
+from tests.support.stored import record, trial
 
 SECRET = "s3cret-never-stored"
 
@@ -59,28 +56,6 @@ def location(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
         asyncio.run(_admin(server, f"DROP DATABASE {database} WITH (FORCE)"))
 
 
-def record(run_id: str, minutes_ago: float = 0, profile: str = "quick-demo") -> RunRecord:
-    return RunRecord(
-        id=run_id,
-        profile=load_profile(profile),
-        server=ServerInfo(
-            dsn_masked="postgresql://me:***@db/app", bundled=False, capabilities=fake_caps(180006)
-        ),
-        started_at=dt.datetime.now(dt.UTC) - dt.timedelta(minutes=minutes_ago),
-    )
-
-
-def trial(run_id: str, variant: str = "logged", repeat: int = 1, secs: float = 1.0) -> TrialResult:
-    return TrialResult(
-        run_id=run_id,
-        variant=variant,
-        repeat=repeat,
-        status="ok",
-        started_at=dt.datetime.now(dt.UTC),
-        phases=[PhaseResult(name="load", seconds=secs, rows=10)],
-    )
-
-
 def test_a_finished_trial_is_readable_by_another_store_at_once(location: str) -> None:
     writer, reader = ResultStore(location), ResultStore(location)
     writer.begin_run(record("r1"))
@@ -109,7 +84,7 @@ KILLED_WRITER = textwrap.dedent(
     """
     import os, sys, datetime as dt
     sys.path.insert(0, {root!r})
-    from tests.server.test_store_backends import record, trial
+    from tests.support.stored import record, trial
     from explorer.lab.store.results import ResultStore
     store = ResultStore({location!r})
     store.begin_run(record("killed"))
@@ -138,7 +113,7 @@ CONCURRENT_WRITER = textwrap.dedent(
     """
     import sys
     sys.path.insert(0, {root!r})
-    from tests.server.test_store_backends import record, trial
+    from tests.support.stored import record, trial
     from explorer.lab.store.results import ResultStore
     run_id = sys.argv[1]
     store = ResultStore({location!r})

@@ -23,7 +23,7 @@ from explorer.lab.store.results import ResultStore
 from explorer.models import Knobs, RunRecord, TableKind, Variant
 from explorer.server.connect import Target
 from explorer.server.embedded import LocalServer
-from tests.conftest import RunProfile, small_profile
+from tests.support.runs import RunProfile, small_profile
 
 
 async def _admin(server: LocalServer, sql: str) -> None:
@@ -109,7 +109,7 @@ async def test_runs_from_two_servers_pushed_and_read_back(
 
 def test_history_flags_a_ratio_that_left_the_last_interval(tmp_path: Path) -> None:
     from explorer.analysis import history
-    from tests.server.test_store_backends import record, trial
+    from tests.support.stored import record, trial
 
     runs = []
     for n, slow in enumerate((2.0, 2.0, 1.0)):  # unlogged: 2× the baseline, then the same

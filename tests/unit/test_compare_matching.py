@@ -8,7 +8,7 @@ import random
 from explorer.analysis import crossrun
 from explorer.lab.profiles.catalog import load_profile
 from explorer.models import PhaseResult, Profile, RunRecord, ServerInfo, TrialResult, Variant
-from tests.conftest import fake_caps
+from tests.support.runs import fake_caps
 
 
 def _run(run_id: str, profile: Profile, seconds: dict[str, float]) -> RunRecord:

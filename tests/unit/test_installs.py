@@ -18,7 +18,8 @@ from explorer.server import installs
 from explorer.server.datadir import ServerError
 from explorer.server.embedded import default_data_dir
 from explorer.tui.widgets.knobs import short_reason
-from tests.conftest import PG15_BIN, fake_caps
+from tests.support.runs import fake_caps
+from tests.support.server import PG15_BIN
 
 needs_pg15 = pytest.mark.skipif(
     not (PG15_BIN / "initdb").exists(), reason="Debian's postgresql-15 is not installed"

@@ -1,4 +1,4 @@
-"""The test session cannot reach the user's real pgwx files (issue 20, tests/isolation.py)."""
+"""The test session cannot reach the user's real pgwx files (issue 20, support/isolation.py)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from explorer.paths import (
     state_dir,
     user_profiles_dir,
 )
-from tests import isolation
+from tests.support import isolation
 
 
 def test_every_default_location_is_the_sessions_scratch() -> None:

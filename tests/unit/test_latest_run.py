@@ -5,19 +5,9 @@ from __future__ import annotations
 import datetime as dt
 from pathlib import Path
 
-from explorer.lab.profiles.catalog import load_profile
 from explorer.lab.store.results import ResultStore
-from explorer.models import PhaseResult, RunRecord, ServerInfo, TrialResult
-from tests.conftest import fake_caps
-
-
-def _record(run_id: str, minutes_ago: float) -> RunRecord:
-    return RunRecord(
-        id=run_id,
-        profile=load_profile("quick-demo"),
-        server=ServerInfo(dsn_masked="bundled", bundled=True, capabilities=fake_caps(180006)),
-        started_at=dt.datetime.now(dt.UTC) - dt.timedelta(minutes=minutes_ago),
-    )
+from explorer.models import PhaseResult, TrialResult
+from tests.support.stored import bundled_record as _record
 
 
 def _ok_trial(run_id: str) -> TrialResult:

@@ -16,7 +16,7 @@ from explorer.analysis.report import to_csv, to_json, to_markdown
 from explorer.lab.store.recording import read_recording
 from explorer.models import Notice, Variant
 from explorer.text import CONTROL, printable
-from tests.cli.test_hostile_names import HOSTILE, hostile_recording
+from tests.support.hostile import HOSTILE, hostile_recording
 
 
 def test_every_control_character_is_escaped_and_nothing_else() -> None:

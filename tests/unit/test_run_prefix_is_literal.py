@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from explorer.lab.store.results import ResultStore, StoreError
-from tests.unit.test_latest_run import _record
+from tests.support.stored import bundled_record as _record
 
 
 def test_wildcards_in_a_prefix_match_only_themselves(tmp_path: Path) -> None:

@@ -62,7 +62,7 @@ def test_the_restore_command_reaches_the_same_server_without_a_password(
 
 
 def test_the_restore_command_of_another_installation_names_its_programs(tmp_path: Path) -> None:
-    from tests.conftest import PG15_BIN
+    from tests.support.server import PG15_BIN
 
     if not (PG15_BIN / "postgres").exists():
         pytest.skip("Debian's postgresql-15 is not installed")

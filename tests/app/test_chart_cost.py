@@ -1,0 +1,167 @@
+"""What the screen costs: the points plotext is given, and what a change repaints or lays out.
+
+Over SSH every repainted cell is bytes, and a layout pass repaints more than the widget that
+asked for it; a chart key press must also answer within a frame or two (issue 11).
+"""
+
+from __future__ import annotations
+
+import gc
+import math
+import random
+from pathlib import Path
+
+from textual.app import App, ComposeResult
+from textual.geometry import Region
+from textual.widget import Widget
+
+from explorer.lab.store.replay import ReplaySource, recordings_dir
+from explorer.lab.store.results import ResultStore
+from explorer.lab.view.runstate import RunView
+from explorer.tui.app import PgwxApp
+from explorer.tui.widgets.activity import ActivityPane
+from explorer.tui.widgets.chart import thin
+from explorer.tui.widgets.duration import DurationPane
+from explorer.tui.widgets.header import ServerHeader
+from tests.support.app import FIXTURE, wait_for
+
+Points = list[tuple[float, float]]
+
+
+def column_ranges(points: Points, columns: int) -> dict[int, tuple[float, float]]:
+    """Per screen column, the lowest and highest y drawn there."""
+    x0, x1 = points[0][0], points[-1][0]
+    out: dict[int, tuple[float, float]] = {}
+    for x, y in points:
+        at = min(columns - 1, int((x - x0) / (x1 - x0) * columns))
+        low, high = out.get(at, (y, y))
+        out[at] = (min(low, y), max(high, y))
+    return out
+
+
+def test_thin_keeps_every_columns_extremes_and_the_ends() -> None:
+    rng = random.Random(7)
+    points = [(t * 0.25, rng.random() * 100 + 50 * math.sin(t / 9)) for t in range(480)]
+    thinned = thin(points, 50)
+    assert len(thinned) <= 2 * 50 + 2 < len(points)
+    assert thinned[0] == points[0] and thinned[-1] == points[-1]
+    assert [p[0] for p in thinned] == sorted(p[0] for p in thinned)  # still in time order
+    assert column_ranges(thinned, 50) == column_ranges(points, 50)
+    short = points[:60]
+    assert thin(short, 50) == short  # nothing to gain: untouched
+
+
+async def test_chart_key_costs_no_layout_pass(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The caption keeps the tallest mode's height: i / w / l ask for no layout pass."""
+    app = PgwxApp(replay=ReplaySource.from_file(FIXTURE), store=ResultStore(tmp_path / "r.db"))
+    async with app.run_test(size=(120, 36)) as pilot:
+        lab = app.lab
+        await wait_for(pilot, lambda: lab.view.status == "finished", 10)
+        await pilot.pause(0.3)
+        pane = lab.query_one(ActivityPane)
+        layouts: list[str] = []
+        original = Widget.refresh
+
+        def counted(self, *regions, **kwargs):  # type: ignore[no-untyped-def]
+            if kwargs.get("layout") and (self is pane or pane in self.ancestors):
+                layouts.append(f"{type(self).__name__}#{self.id}")
+            return original(self, *regions, **kwargs)
+
+        monkeypatch.setattr(Widget, "refresh", counted)
+        for key, mode in (("i", "io"), ("w", "waits"), ("l", "wal"), ("i", "io")):
+            await pilot.press(key)
+            await pilot.pause(0.1)
+            assert pane.mode == mode
+        assert layouts == []
+        chart = pane.chart
+        assert chart.drawn_spec is not None and "pg_stat_io" in chart.drawn_spec.ylabel
+
+
+async def test_a_new_trial_repaints_only_the_run_in_the_header(
+    tmp_path: Path,
+    monkeypatch,  # type: ignore[no-untyped-def]
+) -> None:
+    """The run's counter changes every trial; the badges and the server line stay put."""
+    app = PgwxApp(replay=ReplaySource.from_file(FIXTURE), store=ResultStore(tmp_path / "r.db"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        lab = app.lab
+        await wait_for(pilot, lambda: lab.view.status == "finished", 10)
+        header = lab.query_one(ServerHeader)
+        header.run = "durability 5/10 running"
+        await pilot.pause(0.2)
+        assert header.content_region.height == 2  # 80 columns: badges and run on line 2
+        regions: list[Region] = []
+        original = Widget.refresh
+
+        def spy(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+            if self is header:
+                regions.extend(args or [header.size.region])
+            return original(self, *args, **kwargs)
+
+        monkeypatch.setattr(Widget, "refresh", spy)
+        header.run = "durability 6/10 running"
+        await pilot.pause(0.2)
+        line = next(t for t in header._drawn if "durability" in t.plain)
+        assert "durability 6/10 running" in line.plain  # what the screen now shows
+        changed = line.plain.index("6/10")
+        assert regions and all(r.y == 1 and r.height == 1 for r in regions)  # line 2 only
+        assert min(r.x for r in regions) == changed  # from the changed cell, not the badges
+        header.run = "durability 10/10 finished"  # longer: still only the tail of line 2
+        await pilot.pause(0.2)
+        assert all(r.y == 1 for r in regions)
+
+
+class DurationOnly(App[None]):
+    """The duration pane alone, fed event by event as a live run feeds it."""
+
+    def __init__(self, view: RunView) -> None:
+        super().__init__()
+        self.view = view
+
+    def compose(self) -> ComposeResult:
+        yield DurationPane(self.view, id="duration")
+
+
+async def test_the_trial_block_keeps_its_height_through_a_run(
+    monkeypatch,  # type: ignore[no-untyped-def]
+) -> None:
+    """Phases with and without progress alternate; the bars under them must not jump."""
+    source = ReplaySource.from_file(recordings_dir() / "quick-demo.pgwx")
+    view = RunView(profile=source.profile, scale=source.scale)
+    app = DurationOnly(view)
+    async with app.run_test(size=(80, 24)) as pilot:
+        pane = app.query_one(DurationPane)
+        now = pane.query_one("#duration-now")
+        clock = pane.query_one("#duration-clock")
+        layouts: list[int] = []
+        original = Widget.refresh
+
+        def spy(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+            if self in (now, clock) and kwargs.get("layout"):
+                layouts.append(view.trial_index)
+
+            return original(self, *args, **kwargs)
+
+        monkeypatch.setattr(Widget, "refresh", spy)
+        heights = set()
+        for event in source.events:
+            view.apply(event)
+            pane.update_now()
+            await pilot.pause(0)
+            if 2 <= view.trial_index < view.total_trials:
+                heights.add((now.region.height, clock.region.height))
+        assert view.total_trials > 10
+        # Six phases a trial, some with a progress bar: the block grows to its tallest in
+        # the first trials and then holds it.
+        assert len(heights) <= 2, heights
+        assert len([t for t in layouts if t >= 2]) <= 2, layouts
+
+
+async def test_what_start_up_built_is_kept_out_of_full_collections(tmp_path: Path) -> None:
+    """A full collection walking the screen and a loaded recording took 40–100 ms mid-replay."""
+    assert gc.get_freeze_count() == 0
+    app = PgwxApp(replay=ReplaySource.from_file(FIXTURE), store=ResultStore(tmp_path / "r.db"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(pilot, lambda: gc.get_freeze_count() > 0, 5)
+        assert gc.get_freeze_count() > 1000  # the DOM and the events, not a handful
+    assert gc.get_freeze_count() == 0  # given back when the app ends: nothing kept for good

@@ -1,0 +1,58 @@
+"""Driving the app in a pilot: waiting on a condition, the connected lab, the log, a replay.
+
+A replay of the recorded durability run needs no server and no clock; `settle` waits until
+every pane has drawn it (the snapshots and their neighbours use both).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from textual.pilot import Pilot
+
+from explorer.lab.store.replay import ReplaySource
+from explorer.lab.store.results import ResultStore
+from explorer.tui.app import PgwxApp
+from explorer.tui.screens.lab import LabScreen
+from tests.support.paths import DURABILITY
+
+FIXTURE = DURABILITY
+
+
+async def wait_for(pilot: Pilot[int], check: Callable[[], bool], timeout: float = 60.0) -> None:
+    """Let the app run until `check()` holds."""
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout:.0f} s waiting for {check}")
+        await pilot.pause(0.05)
+
+
+async def connected(pilot: Pilot[int]) -> LabScreen:
+    app = pilot.app
+    assert isinstance(app, PgwxApp)
+    await wait_for(pilot, lambda: app.caps is not None, 20)
+    return app.lab
+
+
+def log_text(lab: LabScreen) -> str:
+    """The log without whitespace, so wrapped lines still match."""
+    lines = lab.query_one("#log").lines  # type: ignore[attr-defined]
+    return "".join("".join(line.text for line in lines).split())
+
+
+def replay_app(tmp_path: Path, upto: int | None = None, fixture: Path = FIXTURE) -> PgwxApp:
+    source = ReplaySource.from_file(fixture)
+    if upto is not None:
+        source = source.upto(upto)
+    # ascii=False: the same images whatever locale the tests run under.
+    return PgwxApp(replay=source, store=ResultStore(tmp_path / "results.sqlite"), ascii=False)
+
+
+async def settle(pilot: Pilot[int]) -> None:
+    """Wait until the replay has been fed and every pane has drawn it."""
+    app = pilot.app
+    await app.workers.wait_for_complete()
+    await pilot.pause(0.6)

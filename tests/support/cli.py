@@ -1,0 +1,42 @@
+"""The promise every bad input to the `pgwx` command must keep, and the password it must
+never show (the `cli` fixture in tests/conftest.py runs the command)."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from explorer.lab.store.results import ResultStore
+
+SECRET = "hunter2-s3cret"
+"""A password that must never show up in any output."""
+
+
+def assert_one_sentence(
+    proc: subprocess.CompletedProcess[str], tmp_path: Path, *words: str
+) -> None:
+    """The promise every bad input must keep."""
+    err = proc.stderr.strip()
+    assert proc.returncode != 0, proc
+    assert "Traceback" not in err and "Traceback" not in proc.stdout
+    assert SECRET not in err and SECRET not in proc.stdout
+    assert len(err.splitlines()) == 1, err
+    assert err.startswith("pgwx: "), err
+    for word in words:
+        assert word in err, err
+    assert not list((tmp_path / "tmp").glob("pgwx-run-*")), "scratch directory left behind"
+    # Nothing stored: no run, and no undo journal.
+    results = tmp_path / "results.sqlite"
+    if results.exists():
+        store = ResultStore(results)
+        try:
+            assert store.list_runs() == []
+        finally:
+            store.close()
+    journals = list((tmp_path / "state").glob("undo-*")) if (tmp_path / "state").exists() else []
+    assert not journals
+
+
+FINISHED = (0, 4)
+"""`pgwx run`'s exit status for a run that finished: every comparison decided (0), or some
+still undecided (4) — as a test's small run usually is."""

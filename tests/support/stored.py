@@ -1,0 +1,43 @@
+"""Synthetic runs and trials for the results store's tests: a quick-demo run on a PG 18
+superuser's server (reached by a DSN, or the bundled one), `minutes_ago` old, and an ok
+trial with one timed phase."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from explorer.lab.profiles.catalog import load_profile
+from explorer.models import PhaseResult, RunRecord, ServerInfo, TrialResult
+from tests.support.runs import fake_caps
+
+
+def record(run_id: str, minutes_ago: float = 0, profile: str = "quick-demo") -> RunRecord:
+    return RunRecord(
+        id=run_id,
+        profile=load_profile(profile),
+        server=ServerInfo(
+            dsn_masked="postgresql://me:***@db/app", bundled=False, capabilities=fake_caps(180006)
+        ),
+        started_at=dt.datetime.now(dt.UTC) - dt.timedelta(minutes=minutes_ago),
+    )
+
+
+def trial(run_id: str, variant: str = "logged", repeat: int = 1, secs: float = 1.0) -> TrialResult:
+    return TrialResult(
+        run_id=run_id,
+        variant=variant,
+        repeat=repeat,
+        status="ok",
+        started_at=dt.datetime.now(dt.UTC),
+        phases=[PhaseResult(name="load", seconds=secs, rows=10)],
+    )
+
+
+def bundled_record(run_id: str, minutes_ago: float) -> RunRecord:
+    """A quick-demo run on pgwx's bundled server, `minutes_ago` old."""
+    return RunRecord(
+        id=run_id,
+        profile=load_profile("quick-demo"),
+        server=ServerInfo(dsn_masked="bundled", bundled=True, capabilities=fake_caps(180006)),
+        started_at=dt.datetime.now(dt.UTC) - dt.timedelta(minutes=minutes_ago),
+    )

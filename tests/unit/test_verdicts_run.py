@@ -1,0 +1,384 @@
+"""Verdicts wired through the runner, the report, the exports and `pgwx compare`.
+
+Real servers where SQL runs; the drift, export and cross-run checks use synthetic trials,
+whose numbers are chosen here so the expected verdict follows from them by hand.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+
+import pytest
+
+from explorer import cli
+from explorer.analysis.crossrun import compare_runs
+from explorer.analysis.judge import judge
+from explorer.analysis.report import render, summarize
+from explorer.lab.profiles.catalog import ProfileError, load_profile
+from explorer.lab.store.results import ResultStore
+from explorer.models import (
+    Knobs,
+    Notice,
+    PhaseResult,
+    Profile,
+    RunRecord,
+    ServerInfo,
+    TableKind,
+    TrialResult,
+    TrialStarted,
+    Variant,
+)
+from explorer.server.connect import Target
+from tests.support.runs import RunProfile, fake_caps
+
+UNLOGGED = Variant(name="unlogged", knobs=Knobs(table_kind=TableKind.UNLOGGED))
+
+
+def table_kind(variants: list[Variant], rows: int, **fields: object) -> Profile:
+    return Profile(
+        name="v",
+        title="verdict test",
+        workload="table-kind",
+        params={"rows": rows},
+        settle_seconds=0,
+        variants=variants,
+        **fields,  # type: ignore[arg-type]
+    )
+
+
+# --------------------------------------------------------------------------- real server
+
+
+async def test_unlogged_is_faster_with_an_interval_excluding_1(
+    pg18: Target, run_profile: RunProfile
+) -> None:
+    # 300k rows: the logged UPDATE writes ~40 MB of WAL, UNLOGGED none; 0.45–0.65× here.
+    # Sixteen measured rounds: the table's 7 comparisons are Holm-corrected together, so the
+    # interval is at 1 − 0.05/7 for the first; with 12 a machine loaded by other jobs (0.85×
+    # measured) left it touching 1.
+    profile = table_kind([Variant(name="logged"), UNLOGGED], 300_000, repeats=16)
+    record, events = await run_profile(pg18, profile, warmup=1)
+    assert record.status == "finished"
+    # A balanced order, the warm-up round first: A B, B A, A B, …
+    order = [e.variant for e in events if isinstance(e, TrialStarted)]
+    assert order[:6] == ["logged", "unlogged", "unlogged", "logged", "logged", "unlogged"]
+    warm = [t for t in record.trials if t.warmup]
+    assert sorted(t.variant for t in warm) == ["logged", "unlogged"]
+    assert all(t.repeat == 1 for t in warm) and len(record.trials) == 34
+    rows = {(r.variant, r.phase): r for r in summarize(record)}
+    for phase in ("update", "total"):
+        v = rows[("unlogged", phase)].verdict
+        assert v is not None and v.word == "faster", v
+        assert v.ci_high is not None and v.ci_high < 1
+        assert v.n_baseline == v.n_candidate == 16  # the warm-up left out
+    assert rows[("logged", "total")].verdict_label().startswith("baseline")
+    md = render(record, "md")
+    assert "| unlogged | update | 16 |" in md and "faster" in md
+    assert "1 warm-up trial per variant ran first" in md
+    data = json.loads(render(record, "json"))
+    row = next(r for r in data["rows"] if r["variant"] == "unlogged" and r["phase"] == "update")
+    verdict = row["verdict"]
+    assert verdict["word"] == "faster" and verdict["ci_high"] < 1 < 1 / verdict["ci_low"]
+    assert 0 < verdict["p_value"] < 0.05 and verdict["p_method"] in ("exact", "normal")
+    assert verdict["p_value"] <= verdict["p_adjusted"] < 0.05
+    assert data["correction"]["method"] == "holm" and data["correction"]["comparisons"] == 7
+    assert verdict["n_baseline"] == 16 and verdict["n_candidate"] == 16
+    assert data["warmups"] == {"logged": 1, "unlogged": 1}
+    csv_head = render(record, "csv").splitlines()[0].split(",")
+    assert {"verdict", "word", "ci_low", "ci_high", "p_value", "p_adjusted", "n_baseline"} <= set(
+        csv_head
+    )
+
+
+async def test_identical_variants_show_no_detectable_difference(
+    pg18: Target, run_profile: RunProfile
+) -> None:
+    # Same work twice, six measured rounds (an even number: the order is exactly balanced).
+    # The total and the biggest phase are asserted: over all seven phases a 5 % false-positive
+    # rate per interval is what an honest 95 % interval does, not a defect. A 20 % threshold
+    # keeps a stall of the loaded machine from turning noise into a word.
+    a, b = Variant(name="a"), Variant(name="b")
+    profile = table_kind([a, b], 100_000, repeats=6, threshold=0.2)
+    record, _ = await run_profile(pg18, profile, warmup=1)
+    verdicts = judge(record).verdicts
+    assert {p for _, p in verdicts} >= {"insert", "update", "total"}
+    for phase in ("update", "total"):
+        v = verdicts[("b", phase)]
+        assert v.word in ("same", "undecided") and not v.decided, (phase, v.label())
+        assert v.n_baseline == v.n_candidate == 6
+
+
+async def test_auto_repeats_stop_once_every_verdict_is_decided(
+    pg18: Target, run_profile: RunProfile
+) -> None:
+    # 300 rows: every phase and the total are a few ms, below the 50 ms floor, and their
+    # intervals of the difference lie well inside ±50 ms at the first look that can decide:
+    # settled. Looks at 5, 10, 15, 20; in a table of 7 comparisons five trials a side cannot
+    # reach α/(4·7), so the first useful look is 10.
+    profile = table_kind(
+        [Variant(name="logged"), UNLOGGED], 300, repeats="auto", min_repeats=5, max_repeats=20
+    )
+    record, events = await run_profile(pg18, profile)
+    last = max(t.repeat for t in record.trials)
+    notes = [e.message for e in events if isinstance(e, Notice)]
+    # Usually 10; a stall of the loaded machine in one trial may cost a look.
+    open_ = [(k, v.label()) for k, v in judge(record).verdicts.items() if not v.settled]
+    assert f"every verdict settled after {last} rounds" in notes, open_
+    assert last in (10, 15) and judge(record).undecided == []
+    assert all(v.below_floor for v in judge(record).verdicts.values())
+    # It went on only while something was open: one look earlier, something was.
+    before = [t for t in record.trials if t.repeat <= last - 5]
+    assert judge(record.model_copy(update={"trials": before})).undecided
+    plans = [e.plan for e in events if isinstance(e, TrialStarted)]
+    assert plans[0] == "round 1 of ≤ 20"
+    assert plans[-1] is not None and plans[-1].startswith(f"round {last} of ≤ 20 · ~")
+    assert plans[-1].endswith("comparisons open")  # known after the first look
+
+
+async def test_auto_repeats_stop_at_the_budget_and_at_max_and_say_what_is_undecided(
+    pg18: Target, run_profile: RunProfile
+) -> None:
+    variants = [Variant(name="logged"), UNLOGGED]
+    # Two rounds are too few for any verdict; a 1 ms budget is spent before the third.
+    profile = table_kind(variants, 2000, repeats="auto", min_repeats=2, max_repeats=20)
+    record, events = await run_profile(pg18, profile, budget=0.001)
+    assert {t.repeat for t in record.trials} == {1, 2}
+    warned = [e.message for e in events if isinstance(e, Notice) and e.level == "warning"]
+    assert any(
+        "time budget" in m and "too few trials for any verdict for unlogged (n=2)" in m
+        for m in warned
+    ), warned
+    assert "Undecided: " in render(record, "md")
+    assert record.profile.budget == 0.001  # the stored profile carries the override
+    # Without a budget in the way, max_repeats ends it.
+    profile = table_kind(variants, 2000, repeats="auto", min_repeats=2, max_repeats=3)
+    record, events = await run_profile(pg18, profile)
+    assert {t.repeat for t in record.trials} == {1, 2, 3}
+    warned = [e.message for e in events if isinstance(e, Notice) and e.level == "warning"]
+    assert any("max_repeats (3) reached" in m for m in warned), warned
+
+
+# --------------------------------------------------------------------------- synthetic runs
+
+CAPS = fake_caps(180006)
+
+
+def synthetic(run_id: str, seconds: dict[str, list[float]], **profile: object) -> RunRecord:
+    """A run whose variant v's trial i has one phase 'load' of seconds[v][i], rounds A B, B A…"""
+    names = list(seconds)
+    record = RunRecord(
+        id=run_id,
+        profile=Profile(
+            name="syn",
+            title="synthetic",
+            workload="table-kind",
+            variants=[Variant(name=n) for n in names],
+            **profile,  # type: ignore[arg-type]
+        ),
+        server=ServerInfo(dsn_masked="test", bundled=True, capabilities=CAPS),
+        started_at=dt.datetime(2026, 1, 1, tzinfo=dt.UTC),
+        status="finished",
+    )
+    rounds = len(seconds[names[0]])
+    for r in range(rounds):
+        for name in names if r % 2 == 0 else reversed(names):
+            record.trials.append(
+                TrialResult(
+                    run_id=run_id,
+                    variant=name,
+                    repeat=r + 1,
+                    status="ok",
+                    started_at=record.started_at,
+                    phases=[PhaseResult(name="load", seconds=seconds[name][r])],
+                )
+            )
+    return record
+
+
+# No ties, so the p-value is the exact one.
+FLAT = [1.00, 1.02, 0.98, 1.01, 0.99, 1.03, 0.97, 1.005, 1.015]
+HALF = [0.50, 0.51, 0.49, 0.52, 0.48, 0.505, 0.515, 0.495, 0.485]
+
+
+def test_a_drifting_baseline_is_flagged_in_the_table() -> None:
+    # First third median 1.0, last third 1.5: 50 % drift, far beyond 3 %.
+    rising = [1.0, 0.98, 1.02, 1.2, 1.25, 1.22, 1.5, 1.48, 1.52]
+    drifting = synthetic("r-drift", {"base": rising, "cand": HALF})
+    base_row = next(r for r in summarize(drifting) if r.variant == "base")
+    assert base_row.drift and base_row.verdict_label() == "baseline (drifted)"
+    assert "the baseline base drifted during the run (load)" in render(drifting)
+    steady = synthetic("r-flat", {"base": FLAT, "cand": HALF})
+    assert not next(r for r in summarize(steady) if r.variant == "base").drift
+    assert "drifted" not in render(steady)
+
+
+def test_warm_up_trials_are_kept_but_not_counted() -> None:
+    record = synthetic("r-warm", {"base": [9.0, *FLAT], "cand": [9.0, *HALF]})
+    for t in record.trials:
+        t.warmup = t.repeat == 1
+    rows = {r.variant: r for r in summarize(record)}
+    assert rows["base"].n == 9 and rows["base"].max == max(FLAT)  # the 9 s warm-up is out
+    assert rows["cand"].verdict is not None and rows["cand"].verdict.n_candidate == 9
+    assert json.loads(render(record, "json"))["warmups"] == {"base": 1, "cand": 1}
+
+
+def test_json_export_carries_interval_p_value_word_and_counts() -> None:
+    record = synthetic("r-json", {"base": FLAT, "cand": HALF})
+    data = json.loads(render(record, "json"))
+    cand = next(r for r in data["rows"] if r["variant"] == "cand")
+    v = cand["verdict"]
+    # 9 against 9, every candidate below every baseline: exact two-sided p = 2 / C(18, 9).
+    assert v["p_value"] == pytest.approx(2 / 48620)
+    assert v["word"] == "faster" and v["label"].endswith("faster")
+    assert v["ci_low"] < v["ratio"] < v["ci_high"] < 1
+    assert (v["n_baseline"], v["n_candidate"], v["threshold"]) == (9, 9, 0.03)
+    assert data["threshold"] == 0.03 and data["undecided"] == []
+    # --threshold on a stored run: 0.6× is faster at 3 %, within the noise at 45 %.
+    slower_half = synthetic("r-six", {"base": FLAT, "cand": [0.6 * x for x in FLAT]})
+    for threshold, word in ((None, "faster"), (0.45, "same")):
+        rows = json.loads(render(slower_half, "json", threshold=threshold))["rows"]
+        assert next(r for r in rows if r["variant"] == "cand")["verdict"]["word"] == word
+
+
+def test_compare_two_stored_runs_by_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("PGWX_RESULTS", str(tmp_path / "r.sqlite"))
+    monkeypatch.setenv("PGWX_STATE_DIR", str(tmp_path / "state"))
+    a = synthetic("20260101-000000-aaaa", {"base": FLAT, "old": FLAT})
+    b = synthetic("20260102-000000-bbbb", {"base": HALF, "new": FLAT})
+    store = ResultStore()
+    for r in (a, b):
+        store.begin_run(r.model_copy(update={"trials": []}))
+        for t in r.trials:
+            store.add_trial(r.id, t)
+        store.end_run(r.id, "finished", None)
+    store.close()
+    cross = compare_runs(a, b)
+    assert [(r.variant, r.phase, r.verdict.word) for r in cross.rows] == [
+        ("base", "load", "faster")
+    ]
+    assert cross.only_a == ["old"] and cross.only_b == ["new"]
+    assert cli.main(["compare", a.id, b.id]) == 0
+    out = capsys.readouterr().out
+    assert "| base | load | 9 | 1.005 | 9 | 0.500 |" in out and "faster" in out
+    assert "Only in A (not compared): old." in out and "Only in B (not compared): new." in out
+    assert cli.main(["compare", a.id, b.id, "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["rows"][0]["verdict"]["word"] == "faster"
+
+
+# --------------------------------------------------------------------------- options
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--threshold", "abc"], "--threshold: the noise threshold 'abc' is not a number"),
+        (["--threshold", "70%"], "below 50%"),
+        (["--budget", "ten minutes"], "--budget: the time budget 'ten minutes' is not a dur"),
+        (["--budget", "0"], "more than 0 seconds"),
+        (["--warmup", "-1"], "--warmup must be between 0 and 10."),
+    ],
+)
+def test_bad_run_options_are_one_sentence(
+    args: list[str], says: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert cli.main(["run", "quick-demo", *args]) == 2
+    err = capsys.readouterr().err.strip()
+    assert says in err and err.startswith("pgwx: ") and len(err.splitlines()) == 1
+
+
+def test_profile_threshold_budget_and_auto_repeats(tmp_path: Path) -> None:
+    path = tmp_path / "p.toml"
+    body = (
+        'title = "t"\nworkload = "table-kind"\nrepeats = "auto"\n{extra}\n'
+        '[[variants]]\nname = "a"\n'
+    )
+    path.write_text(body.format(extra='threshold = "5%"\nbudget = "10m"\nwarmup = 2'))
+    p = load_profile(path)
+    assert (p.repeats, p.threshold, p.budget, p.warmup) == ("auto", 0.05, 600.0, 2)
+    path.write_text(body.format(extra="threshold = 0.7"))
+    with pytest.raises(ProfileError, match=r"field threshold: .*below 50%"):
+        load_profile(path)
+    path.write_text(body.format(extra="min_repeats = 9\nmax_repeats = 4"))
+    with pytest.raises(ProfileError, match=r"min_repeats \(9\) is larger than max_repeats \(4\)"):
+        load_profile(path)
+    for shipped in ("quick-demo", "durability", "file-extension"):
+        assert load_profile(shipped).repeats == "auto"
+
+
+def test_duration_pane_draws_each_candidates_interval() -> None:
+    from types import SimpleNamespace
+
+    from explorer.tui.widgets.duration import DurationPane, interval_bar
+
+    # Nine cells of scale (one kept for the end mark): median 5/9, interval 3/9–7/9.
+    assert interval_bar(5 / 9, 3 / 9, 7 / 9, 1.0, 10).plain == "███▒▒─┤"
+    assert interval_bar(0.5, 0.5, 0.5, 1.0, 10).plain.endswith("┤")  # a narrow one still shows
+    record = synthetic("r-pane", {"base": FLAT, "cand": HALF})
+    pane = DurationPane.__new__(DurationPane)
+    pane.view = SimpleNamespace(summary=summarize(record), record=record, variant=None)
+    pane.phase = None
+    lines = pane._bars_text(40).plain.splitlines()
+    verdict = judge(record).verdicts[("cand", "load")]
+    lo = verdict.ci_low * verdict.median_baseline  # type: ignore[operator]
+    hi = verdict.ci_high * verdict.median_baseline  # type: ignore[operator]
+    cand = lines.index(next(x for x in lines if x.startswith("cand")))
+    assert f"[{lo:.2f}–{hi:.2f}]" in lines[cand]
+    assert lines[cand + 1].rstrip().endswith("faster") and "┤" in lines[cand + 1]
+    assert lines[cand - 1].rstrip().endswith("baseline")
+    assert max(len(x) for x in lines) <= 40
+
+
+def test_the_apps_results_table_shows_the_reports_verdicts() -> None:
+    from explorer.tui.widgets.results import COLUMNS, cells
+
+    record = synthetic("r-cells", {"base": FLAT, "cand": HALF, "same": list(reversed(FLAT))})
+    md = render(record)
+    column = [key for key, _ in COLUMNS].index("verdict")
+    for row in summarize(record):
+        shown = cells(row)[column]
+        label = shown.plain if hasattr(shown, "plain") else str(shown)
+        assert label == row.verdict_label()
+        assert f"| {row.variant} | {row.phase} | {row.n} |" in md and label in md
+    labels = {r.variant: r.verdict_label() for r in summarize(record)}
+    assert labels["base"] == "baseline" and labels["cand"].endswith("faster")
+    assert labels["same"].endswith(("same within ±3 %", "undecided"))
+
+
+def test_settled_means_the_interval_cannot_change_the_word() -> None:
+    from explorer.analysis.judge import samples, settled
+    from explorer.analysis.verdict import compare
+
+    assert settled(compare(FLAT, HALF))  # wholly below 0.97: faster, for good
+    tight = [x * 1.001 for x in FLAT]
+    assert settled(compare(FLAT, tight))  # wholly inside 0.97–1.03: no difference, for good
+    wide = [0.8, 1.3, 0.9, 1.2, 1.0, 1.1, 0.85, 1.25, 0.95]
+    assert not settled(compare(FLAT, wide))  # straddles 0.97: more trials could tell
+    assert not settled(compare(FLAT[:3], HALF[:3]))  # too few runs
+    # A trial that lacks a phase has no total (unknown stays unknown), not a smaller one.
+    record = synthetic("r-total", {"base": FLAT[:2], "cand": HALF[:2]})
+    for t in record.trials:
+        t.phases.append(PhaseResult(name="commit", seconds=0.5))
+    del record.trials[0].phases[1]
+    found = samples(record.trials)
+    assert found.phases == ["load", "commit", "total"]
+    assert len(found.seconds[(record.trials[0].variant, "total")]) == 1
+    assert len(found.seconds[(record.trials[1].variant, "total")]) == 2
+
+
+def test_variants_with_their_own_phases_each_get_a_total() -> None:
+    """after-load adds an add-fk phase the others lack: every variant still has a total."""
+    from explorer.analysis.judge import samples
+
+    record = synthetic("r-own", {"none": FLAT[:3], "after-load": HALF[:3]})
+    for t in record.trials:
+        if t.variant == "after-load":
+            t.phases.append(PhaseResult(name="add-fk", seconds=0.25))
+    found = samples(record.trials)
+    assert found.phases[-1] == "total"
+    assert len(found.seconds[("none", "total")]) == 3
+    assert found.seconds[("after-load", "total")] == [x + 0.25 for x in HALF[:3]]
