@@ -59,7 +59,10 @@ async def test_runs_from_two_servers_pushed_and_read_back(
     store: ResultStore,
     team_url: str,
     capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    # `--results` sets PGWX_RESULTS for the process; put it back after this test
+    monkeypatch.setenv("PGWX_RESULTS", str(store.path))
     on18, _ = await run_profile(pg18, PROFILE)
     on15, _ = await run_profile(pg15, PROFILE)
     local = str(store.path)
