@@ -8,37 +8,20 @@ clash, `latest` skips a run still going, and no password is stored.
 
 from __future__ import annotations
 
-import asyncio
-import os
 import subprocess
 import sys
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
 
-import asyncpg
 import pytest
 
 from explorer.lab.store.backends import PG_SCHEMA, SCHEMA_VERSION, StoreError
 from explorer.lab.store.results import ResultStore
 from explorer.server.embedded import LocalServer
-from tests.support.stored import record, trial
+from tests.support.stored import fresh_database, record, store_url, trial
 
 SECRET = "s3cret-never-stored"
-
-
-def _pg_url(server: LocalServer, database: str, password: str | None = None) -> str:
-    kw = server.connect_kwargs(database)
-    auth = f"{kw['user']}:{password}" if password else str(kw["user"])
-    return f"postgresql://{auth}@/{database}?host={kw['host']}&port={kw['port']}"
-
-
-async def _admin(server: LocalServer, sql: str) -> None:
-    conn = await asyncpg.connect(**server.connect_kwargs())  # type: ignore[arg-type]
-    try:
-        await conn.execute(sql)
-    finally:
-        await conn.close()
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
@@ -48,12 +31,8 @@ def location(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
         yield str(tmp_path / "r.sqlite")
         return
     server: LocalServer = request.getfixturevalue("pg18_server")
-    database = f"pgwx_store_{os.urandom(4).hex()}"
-    asyncio.run(_admin(server, f"CREATE DATABASE {database}"))
-    try:
-        yield _pg_url(server, database, SECRET)
-    finally:
-        asyncio.run(_admin(server, f"DROP DATABASE {database} WITH (FORCE)"))
+    with fresh_database(server) as database:
+        yield store_url(server, database, SECRET)
 
 
 def test_a_finished_trial_is_readable_by_another_store_at_once(location: str) -> None:
@@ -84,7 +63,7 @@ KILLED_WRITER = textwrap.dedent(
     """
     import os, sys, datetime as dt
     sys.path.insert(0, {root!r})
-    from tests.support.stored import record, trial
+    from tests.support.stored import fresh_database, record, store_url, trial
     from explorer.lab.store.results import ResultStore
     store = ResultStore({location!r})
     store.begin_run(record("killed"))
@@ -113,7 +92,7 @@ CONCURRENT_WRITER = textwrap.dedent(
     """
     import sys
     sys.path.insert(0, {root!r})
-    from tests.support.stored import record, trial
+    from tests.support.stored import fresh_database, record, store_url, trial
     from explorer.lab.store.results import ResultStore
     run_id = sys.argv[1]
     store = ResultStore({location!r})
@@ -169,10 +148,8 @@ def test_no_password_reaches_the_store_or_its_name(location: str) -> None:
 def test_postgres_store_has_a_schema_version_and_refuses_a_newer_one(
     pg18_server: LocalServer,
 ) -> None:
-    database = f"pgwx_store_{os.urandom(4).hex()}"
-    asyncio.run(_admin(pg18_server, f"CREATE DATABASE {database}"))
-    url = _pg_url(pg18_server, database)
-    try:
+    with fresh_database(pg18_server) as database:
+        url = store_url(pg18_server, database)
         ResultStore(url).close()
         store = ResultStore(url)
         version = store.sql.one(f"SELECT value FROM {PG_SCHEMA}.meta WHERE key = 'schema_version'")
@@ -181,8 +158,6 @@ def test_postgres_store_has_a_schema_version_and_refuses_a_newer_one(
         store.close()
         with pytest.raises(StoreError, match="schema version 99"):
             ResultStore(url)
-    finally:
-        asyncio.run(_admin(pg18_server, f"DROP DATABASE {database} WITH (FORCE)"))
 
 
 def test_an_unreachable_postgres_store_is_one_sentence_without_the_password(

@@ -8,13 +8,10 @@ long-format view a Grafana panel would query.
 
 from __future__ import annotations
 
-import asyncio
 import json
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
-import asyncpg
 import pytest
 
 from explorer import cli
@@ -24,23 +21,13 @@ from explorer.models import Knobs, RunRecord, TableKind, Variant
 from explorer.server.connect import Target
 from explorer.server.embedded import LocalServer
 from tests.support.runs import RunProfile, small_profile
-
-
-async def _admin(server: LocalServer, sql: str) -> None:
-    conn = await asyncpg.connect(**server.connect_kwargs())  # type: ignore[arg-type]
-    try:
-        await conn.execute(sql)
-    finally:
-        await conn.close()
+from tests.support.stored import fresh_database, store_url
 
 
 @pytest.fixture
 def team_url(pg18_server: LocalServer) -> Iterator[str]:
-    database = f"pgwx_team_{os.urandom(4).hex()}"
-    asyncio.run(_admin(pg18_server, f"CREATE DATABASE {database}"))
-    kw = pg18_server.connect_kwargs(database)
-    yield f"postgresql://{kw['user']}@/{database}?host={kw['host']}&port={kw['port']}"
-    asyncio.run(_admin(pg18_server, f"DROP DATABASE {database} WITH (FORCE)"))
+    with fresh_database(pg18_server, "pgwx_team") as database:
+        yield store_url(pg18_server, database)
 
 
 PROFILE = small_profile(

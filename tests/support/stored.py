@@ -1,13 +1,20 @@
 """Synthetic runs and trials for the results store's tests: a quick-demo run on a PG 18
 superuser's server (reached by a DSN, or the bundled one), `minutes_ago` old, and an ok
-trial with one timed phase."""
+trial with one timed phase; a fresh database for a PostgreSQL store."""
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import asyncpg
 
 from explorer.lab.profiles.catalog import load_profile
 from explorer.models import PhaseResult, RunRecord, ServerInfo, TrialResult
+from explorer.server.embedded import LocalServer
 from tests.support.runs import fake_caps
 
 
@@ -41,3 +48,29 @@ def bundled_record(run_id: str, minutes_ago: float) -> RunRecord:
         server=ServerInfo(dsn_masked="bundled", bundled=True, capabilities=fake_caps(180006)),
         started_at=dt.datetime.now(dt.UTC) - dt.timedelta(minutes=minutes_ago),
     )
+
+
+def store_url(server: LocalServer, database: str, password: str | None = None) -> str:
+    """A `postgresql://` results-store URL for `database` on a session server's socket."""
+    kw = server.connect_kwargs(database)
+    auth = f"{kw['user']}:{password}" if password else str(kw["user"])
+    return f"postgresql://{auth}@/{database}?host={kw['host']}&port={kw['port']}"
+
+
+@contextmanager
+def fresh_database(server: LocalServer, prefix: str = "pgwx_store") -> Iterator[str]:
+    """A new, empty database on `server` for one test, dropped afterwards; its name."""
+
+    async def admin(sql: str) -> None:
+        conn = await asyncpg.connect(**server.connect_kwargs())  # type: ignore[arg-type]
+        try:
+            await conn.execute(sql)
+        finally:
+            await conn.close()
+
+    database = f"{prefix}_{os.urandom(4).hex()}"
+    asyncio.run(admin(f"CREATE DATABASE {database}"))
+    try:
+        yield database
+    finally:
+        asyncio.run(admin(f"DROP DATABASE {database} WITH (FORCE)"))
