@@ -19,6 +19,7 @@ from explorer.server.connect import Target
 from explorer.server.embedded import LocalServer
 from tests.support.cli import FINISHED
 from tests.support.paths import ROOT as WORKTREE
+from tests.support.server import durability_settings
 
 DAMAGED = '{\n "fsync": {\n  "auto": null\n },\n "synchronous_commit": {\n  "au'
 """A journal cut short: fsync's entry is whole, synchronous_commit's is not."""
@@ -75,17 +76,6 @@ async def leave_unsafe(server: LocalServer, tmp_path: Path, journal_text: str) -
     return path
 
 
-async def settings(server: LocalServer) -> dict[str, str]:
-    conn = await Target(bundled=server).connect("test")
-    try:
-        rows = await conn.fetch(
-            "SELECT name, setting FROM pg_settings WHERE name IN ('fsync', 'synchronous_commit')"
-        )
-        return {r["name"]: r["setting"] for r in rows}
-    finally:
-        await conn.close()
-
-
 def test_damaged_journal_is_an_error_not_empty(tmp_path: Path) -> None:
     journal = Journal("123", tmp_path)
     journal.path.write_text(DAMAGED)
@@ -108,13 +98,13 @@ async def test_damaged_journal_stops_a_run_and_pgwx_restore_puts_settings_back(
     lines = [line for line in err.splitlines() if line.startswith("pgwx:")]
     assert len(lines) == 1 and str(path) in lines[0] and "pgwx restore" in lines[0], err
     assert "Traceback" not in err
-    assert await settings(server) == {"fsync": "off", "synchronous_commit": "off"}
+    assert await durability_settings(server) == {"fsync": "off", "synchronous_commit": "off"}
     assert path.read_text() == DAMAGED
 
     code, out, err = await pgwx(tmp_path, "restore", "--data-dir", str(server.data_dir))
     assert code in FINISHED, (out, err)
     assert "fsync" in out and "synchronous_commit" in out
-    assert await settings(server) == {"fsync": "on", "synchronous_commit": "on"}
+    assert await durability_settings(server) == {"fsync": "on", "synchronous_commit": "on"}
     auto = (server.data_dir / "postgresql.auto.conf").read_text()
     assert "fsync" not in auto and "synchronous_commit" not in auto
     assert not path.exists()
@@ -135,7 +125,7 @@ async def test_server_start_puts_back_a_pending_journal(
     assert server.stop() is True  # a later boot would come up with fsync=off
     code, out, err = await pgwx(tmp_path, "server", "start", "--data-dir", str(server.data_dir))
     assert code == 0, (out, err)
-    assert await settings(server) == {"fsync": "on", "synchronous_commit": "on"}
+    assert await durability_settings(server) == {"fsync": "on", "synchronous_commit": "on"}
     assert not path.exists()
 
     path = await leave_unsafe(server, tmp_path, '{"fsync": {"auto": null}}')

@@ -20,6 +20,7 @@ import pytest
 from explorer.server.connect import Target
 from explorer.server.embedded import LocalServer
 from tests.support.paths import ROOT as WORKTREE
+from tests.support.server import durability_settings
 
 WAIT = 180.0
 """Generous: the machine is shared; conditions are awaited, never timed."""
@@ -59,17 +60,6 @@ def child_env(tmp_path: Path) -> dict[str, str]:
     return env
 
 
-async def live_settings(server: LocalServer) -> dict[str, str]:
-    conn = await Target(bundled=server).connect("test")
-    try:
-        rows = await conn.fetch(
-            "SELECT name, setting FROM pg_settings WHERE name IN ('fsync', 'synchronous_commit')"
-        )
-        return {r["name"]: r["setting"] for r in rows}
-    finally:
-        await conn.close()
-
-
 async def poll_until_unsafe(server: LocalServer, child: asyncio.subprocess.Process) -> None:
     loop = asyncio.get_running_loop()
     deadline = loop.time() + WAIT
@@ -78,7 +68,7 @@ async def poll_until_unsafe(server: LocalServer, child: asyncio.subprocess.Proce
         assert loop.time() < deadline, "the run's settings never became live"
         if server.is_running():
             try:
-                if (await live_settings(server)).get("fsync") == "off":
+                if (await durability_settings(server)).get("fsync") == "off":
                     return
             except Exception:
                 pass  # the server may be starting
@@ -116,7 +106,7 @@ async def test_pgwx_run_signal_undoes_then_exits(
     # back up: the settings are the defaults and no pgwx schema is left
     server.start()
     try:
-        assert await live_settings(server) == {"fsync": "on", "synchronous_commit": "on"}
+        assert await durability_settings(server) == {"fsync": "on", "synchronous_commit": "on"}
         conn = await Target(bundled=server).connect("test")
         try:
             left = await conn.fetchval(

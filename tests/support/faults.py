@@ -31,6 +31,7 @@ import asyncpg
 
 from explorer.server.embedded import LocalServer
 from tests.support.paths import ROOT
+from tests.support.server import settings_and_auto_conf
 
 GATE_KEY = 8_0808
 """Advisory lock key the gate phase waits for."""
@@ -225,17 +226,7 @@ class FaultServer:
         """Settings, postgresql.auto.conf, pgwx's schemas and sessions (as the superuser)."""
         conn = await self.admin()
         try:
-            settings = {
-                r["name"]: r["setting"]
-                for r in await conn.fetch("SELECT name, setting FROM pg_settings ORDER BY name")
-            }
-            auto = [
-                tuple(r)
-                for r in await conn.fetch(
-                    "SELECT name, setting FROM pg_file_settings "
-                    "WHERE sourcefile LIKE '%auto.conf' ORDER BY seqno"
-                )
-            ]
+            settings, auto = await settings_and_auto_conf(conn)
             schemas = [
                 r[0]
                 for r in await conn.fetch(

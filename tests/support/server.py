@@ -16,26 +16,47 @@ from explorer.lab.scope import create_marked_schema
 from explorer.paths import state_dir
 from explorer.server.capabilities import probe
 from explorer.server.connect import Target
+from explorer.server.embedded import LocalServer
 
 PG15_BIN = Path("/usr/lib/postgresql/15/bin")
 """Debian's postgresql-15 binaries (the `pg15` fixture and the fault cases' own PG 15)."""
+
+
+async def settings_and_auto_conf(
+    conn: asyncpg.Connection,
+) -> tuple[dict[str, str], list[tuple[str, str]]]:
+    """Every setting in force, and the (name, value) lines of postgresql.auto.conf."""
+    settings = {
+        r["name"]: r["setting"]
+        for r in await conn.fetch("SELECT name, setting FROM pg_settings ORDER BY name")
+    }
+    auto = [
+        (r["name"], r["setting"])
+        for r in await conn.fetch(
+            "SELECT name, setting FROM pg_file_settings "
+            "WHERE sourcefile LIKE '%auto.conf' ORDER BY seqno"
+        )
+    ]
+    return settings, auto
+
+
+async def durability_settings(server: LocalServer) -> dict[str, str]:
+    """fsync and synchronous_commit as the bundled server has them now."""
+    conn = await Target(bundled=server).connect("test")
+    try:
+        rows = await conn.fetch(
+            "SELECT name, setting FROM pg_settings WHERE name IN ('fsync', 'synchronous_commit')"
+        )
+        return {r["name"]: r["setting"] for r in rows}
+    finally:
+        await conn.close()
 
 
 async def server_state(target: Target) -> dict[str, object]:
     """What must be the same after any run: settings, auto.conf, pgwx_lab's absence."""
     conn = await target.connect("test")
     try:
-        settings = {
-            r["name"]: r["setting"]
-            for r in await conn.fetch("SELECT name, setting FROM pg_settings ORDER BY name")
-        }
-        auto = [
-            tuple(r)
-            for r in await conn.fetch(
-                "SELECT name, setting FROM pg_file_settings "
-                "WHERE sourcefile LIKE '%auto.conf' ORDER BY seqno"
-            )
-        ]
+        settings, auto = await settings_and_auto_conf(conn)
         # bare pgwx_lab, or a run's own pgwx_lab_<run id>
         schema = await conn.fetchval(
             "SELECT EXISTS (SELECT FROM pg_namespace WHERE nspname LIKE 'pgwx\\_lab%')"
