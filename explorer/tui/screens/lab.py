@@ -18,7 +18,7 @@ from textual.reactive import Reactive, reactive
 from textual.screen import Screen
 from textual.timer import Timer
 from textual.widget import Widget
-from textual.widgets import DataTable, Footer, Tab, Tabs
+from textual.widgets import DataTable, Tab, Tabs
 
 from explorer.analysis.report import to_markdown
 from explorer.files import SHARED, FileRefused, private_dir, write_new
@@ -46,6 +46,7 @@ from explorer.tui.keys import LAB_KEYS, PANES, lab_bindings
 from explorer.tui.screens.help import HelpScreen
 from explorer.tui.widgets.activity import ActivityPane
 from explorer.tui.widgets.duration import DurationPane
+from explorer.tui.widgets.footer import LabFooter
 from explorer.tui.widgets.header import ServerHeader
 from explorer.tui.widgets.knobs import KnobPanel
 from explorer.tui.widgets.log import LabLog
@@ -55,15 +56,14 @@ from explorer.tui.widgets.summary import SummaryCard
 LEVEL_STYLE = {"info": "", "warning": "yellow", "error": "bold red"}
 """Log level → style (the mark, readable without colour, is `stream.LEVEL_MARK`'s)."""
 
-RUN_ACTIONS = ("run", "matrix", "cancel", "toggle_pause")
-"""Actions of a live run: hidden from the footer in a replay (where space pauses the replay
-itself, not only the view)."""
-REPLAY_ACTIONS = ("replay_pause", "replay_speed", "replay_phase", "replay_jump")
-"""Actions that drive a replay: hidden from the footer otherwise."""
+WHEN = {key.action.split("(")[0]: key.when for key in LAB_KEYS}
+"""Action name → where its key applies ("always", "live", "replay"): from the key table, so
+the bindings, the footer and the help agree (in a replay space pauses the replay itself,
+in a live session only the view)."""
 LOG_RETOLD = 200
 """Log lines written again after a replay jump (the latest ones)."""
 REFRESH_STEPS = (0.25, 0.5, 1.0, 2.0, 5.0)
-"""Refresh intervals `+` / `-` step through, in seconds (pg_activity's habit)."""
+"""Refresh intervals `+` (faster: a shorter one) / `-` (slower) step through, in seconds."""
 DEFAULT_REFRESH = 1.0
 """Seconds between repaints of the live parts (clock, progress, chart, caption)."""
 
@@ -99,7 +99,7 @@ class LabScreen(Screen[None]):
         """What the knob panel last said it describes (profile, size, knobs)."""
         self._footer_busy: bool | None = None
         self.refresh_interval = DEFAULT_REFRESH
-        """Seconds between repaints of the live parts; `+` / `-` change it."""
+        """Seconds between repaints of the live parts; `+` shortens it, `-` lengthens it."""
         self.paused = False
         """The live view is frozen (space); the run goes on and the view catches up after."""
         self._live_dirty = False
@@ -130,7 +130,37 @@ class LabScreen(Screen[None]):
 
     def set_tab(self, pane: str) -> None:
         """Show a pane's tab (only visible on narrow terminals)."""
+        self._show_pane(pane)
         self.query_one(Tabs).active = f"tab-{pane}"
+
+    def _show_pane(self, pane: str) -> None:
+        """Mark the pane current (the one shown on narrow terminals), at once: a key that
+        focuses it does not wait for the tab's message. A focus left in a pane that is now
+        hidden moves to this pane's main widget, so Tab and the arrows never act on a pane
+        the user cannot see."""
+        for name in PANES:
+            self.query_one(f"#{name}").set_class(name == pane, "-current")
+        focused = self.focused
+        if focused is None or not self.query_one(Tabs).display:
+            return
+        for name in PANES:
+            if name != pane and self.query_one(f"#{name}") in (focused, *focused.ancestors):
+                self.main_widget(pane).focus()
+                return
+
+    def main_widget(self, pane: str) -> Widget:
+        """The widget `1`–`4` focus in a pane: the profile choice (the panel itself while a
+        run locks it), the end card when it is up (else the bars), the chart pane, the
+        results table (so that ↑ ↓ work at once)."""
+        if pane == "knobs":
+            choice = self.knob_panel.select("profile")
+            return choice if choice.focusable else self.knob_panel
+        if pane == "duration":
+            card = self.query_one(SummaryCard)
+            return card if card.display else self.query_one(DurationPane)
+        if pane == "results":
+            return self.query_one(ResultsTable)
+        return self.query_one(f"#{pane}")
 
     @property
     def knob_panel(self) -> KnobPanel:
@@ -152,13 +182,15 @@ class LabScreen(Screen[None]):
                 yield ResultsTable(id="results-table")
                 yield MechanismLine(id="mechanism")
         yield LabLog(id="log")
-        yield Footer()
+        yield LabFooter()
         yield self.controller
 
     def on_mount(self) -> None:
         """Start: replay, an injected target, or find/start the server."""
         self.query_one("#knobs").add_class("-current")
         self.query_one("#results").border_title = "Results"
+        # `3` focuses the chart pane (its keys are i w l), so Tab reaches it too.
+        self.query_one(ActivityPane).can_focus = True
         self._timer = self.set_interval(self.refresh_interval, self._tick)
         config = self.config
         for problem in config.profile_problems:
@@ -182,7 +214,7 @@ class LabScreen(Screen[None]):
     def on_resize(self, event: events.Resize) -> None:
         """A compact footer below 110 columns, so every lab key still fits in 80 (the
         palette's ctrl+p is then in the help instead)."""
-        footer = self.query_one(Footer)
+        footer = self.query_one(LabFooter)
         wide = event.size.width >= 110
         if footer.show_command_palette != wide:
             footer.compact, footer.show_command_palette = not wide, wide
@@ -190,9 +222,7 @@ class LabScreen(Screen[None]):
 
     @on(Tabs.TabActivated)
     def _tab_activated(self, event: Tabs.TabActivated) -> None:
-        pane = (event.tab.id or "tab-knobs").removeprefix("tab-")
-        for name in PANES:
-            self.query_one(f"#{name}").set_class(name == pane, "-current")
+        self._show_pane((event.tab.id or "tab-knobs").removeprefix("tab-"))
 
     # ------------------------------------------------------------------ repaint
     @on(RunController.Said)
@@ -379,23 +409,22 @@ class LabScreen(Screen[None]):
             self.catch_up()
 
     def action_refresh_interval(self, step: int) -> None:
-        """Repaint the live parts less (`+`) or more (`-`) often."""
+        """Repaint the live parts more (`+`, step -1: a shorter interval) or less (`-`) often."""
         steps = REFRESH_STEPS
         here = min(range(len(steps)), key=lambda n: abs(steps[n] - self.refresh_interval))
         self.refresh_interval = steps[min(max(here + step, 0), len(steps) - 1)]
         if self._timer is not None:
             self._timer.stop()
         self._timer = self.set_interval(self.refresh_interval, self._tick)
-        self.note(f"refresh every {self.refresh_interval:g} s (+ slower, - faster)")
+        self.note(f"refresh every {self.refresh_interval:g} s (+ faster, - slower)")
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """A replay shows its own keys instead of the run keys; Cancel is dimmed when there
         is nothing to cancel."""
         replay = self.config.replay is not None
-        if action in RUN_ACTIONS and replay:
+        when = WHEN.get(action, "always")
+        if when != "always" and when != ("replay" if replay else "live"):
             return False
-        if action in REPLAY_ACTIONS:
-            return replay
         if action == "cancel":
             return True if self.busy() else None
         if action == "reconnect":
@@ -564,15 +593,14 @@ class LabScreen(Screen[None]):
             self.set_tab("duration")
 
     def action_pane(self, pane: str) -> None:
-        """Go to a pane (a tab on narrow terminals) and focus it."""
+        """Go to a pane (a tab on narrow terminals) and focus its main widget."""
         self.set_tab(pane)
-        target = self.query_one(f"#{pane}")
-        focusable = [w for w in target.query("*") if w.focusable]
-        (focusable[0] if focusable else target).focus()
+        self.main_widget(pane).focus()
 
     def action_help(self) -> None:
         """Keys and panes."""
-        self.app.push_screen(HelpScreen(LAB_KEYS))
+        replay = self.config.replay is not None
+        self.app.push_screen(HelpScreen([key for key in LAB_KEYS if key.applies(replay)]))
 
     def action_export(self) -> None:
         """Write the table as markdown next to the results store, and say where."""
