@@ -122,11 +122,13 @@ class LabScreen(Screen[None]):
         line = Text()
         line.append(f"{at:7.1f}s " if at is not None else "         ", style="dim")
         # exceptions and servers' messages are text too, like the names the models hold
-        line.append(f"{mark} {printable(message)}", style=style)
+        line.append(f"{mark} ", style=style)
+        hang = line.cell_len  # wrapped rows start under the message, not at column 0
+        line.append(printable(message), style=style)
         # A run's routine lines wait for the next refresh tick (one scroll of the log for
         # several lines); anything else, and anything louder, shows at once.
         defer = at is not None and level == "info" and self.view.running
-        self.query_one(LabLog).add(line, defer=defer)
+        self.query_one(LabLog).add(line, defer=defer, hang=hang)
 
     def set_tab(self, pane: str) -> None:
         """Show a pane's tab (only visible on narrow terminals)."""
