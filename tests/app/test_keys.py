@@ -206,3 +206,23 @@ async def test_help_and_quit_stay_in_the_footer_during_a_live_matrix(
         await assert_footer_whole(pilot)
         await pilot.press("c")
         await wait_for(pilot, lambda: not lab.busy(), 60)
+
+
+async def test_at_80_columns_the_results_pane_says_how_to_reach_the_mechanism(
+    tmp_path: Path,
+) -> None:
+    async with replay_app(tmp_path).run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        lab = pilot.app.lab
+        results = lab.query_one("#results")
+        assert "←→ WAL" in str(results.border_subtitle)
+        await pilot.press("4")
+        table = lab.query_one(ResultsTable)
+        assert table.max_scroll_x > 0  # the mechanism columns are off to the right
+        for _ in range(40):
+            await pilot.press("right")
+        await pilot.pause(0.1)
+        assert table.scroll_x > 0, "← → do not reach the columns the hint names"
+        await pilot.resize_terminal(120, 36)
+        await pilot.pause(0.2)
+        assert not results.border_subtitle  # every column on screen: nothing to say

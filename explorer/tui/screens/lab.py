@@ -60,6 +60,8 @@ WHEN = {key.action.split("(")[0]: key.when for key in LAB_KEYS}
 """Action name → where its key applies ("always", "live", "replay"): from the key table, so
 the bindings, the footer and the help agree (in a replay space pauses the replay itself,
 in a live session only the view)."""
+RESULTS_HINT = "4, then ↑↓ a row · ←→ WAL, waits, note"
+"""The results pane's subtitle below 110 columns, where those columns are off to the right."""
 LOG_RETOLD = 200
 """Log lines written again after a replay jump (the latest ones)."""
 REFRESH_STEPS = (0.25, 0.5, 1.0, 2.0, 5.0)
@@ -221,6 +223,9 @@ class LabScreen(Screen[None]):
         if footer.show_command_palette != wide:
             footer.compact, footer.show_command_palette = not wide, wide
             self.refresh_bindings()
+        # Where the mechanism columns are off to the right, the pane says how to reach them.
+        results = self.query_one("#results")
+        results.border_subtitle = "" if wide else RESULTS_HINT
 
     @on(Tabs.TabActivated)
     def _tab_activated(self, event: Tabs.TabActivated) -> None:
