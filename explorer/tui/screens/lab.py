@@ -134,16 +134,17 @@ class LabScreen(Screen[None]):
 
     def set_tab(self, pane: str) -> None:
         """Show a pane's tab (only visible on narrow terminals)."""
-        self._show_pane(pane)
         self.query_one(Tabs).active = f"tab-{pane}"
 
     def _show_pane(self, pane: str) -> None:
-        """Mark the pane current (the one shown on narrow terminals), at once: a key that
-        focuses it does not wait for the tab's message. A focus left in a pane that is now
-        hidden moves to this pane's main widget, so Tab and the arrows never act on a pane
-        the user cannot see."""
+        """Mark the pane current (the one shown on narrow terminals). A focus left in a pane
+        that is now hidden moves to this pane's main widget, so Tab and the arrows never act
+        on a pane the user cannot see."""
         for name in PANES:
-            self.query_one(f"#{name}").set_class(name == pane, "-current")
+            widget = self.query_one(f"#{name}")
+            if widget.has_class("-current") != (name == pane):
+                # Only a real change: restyling the panes costs tens of ms at start-up.
+                widget.set_class(name == pane, "-current")
         focused = self.focused
         if focused is None or not self.query_one(Tabs).display:
             return
@@ -602,6 +603,7 @@ class LabScreen(Screen[None]):
     def action_pane(self, pane: str) -> None:
         """Go to a pane (a tab on narrow terminals) and focus its main widget."""
         self.set_tab(pane)
+        self._show_pane(pane)  # at once: the widget to focus must be displayed already
         self.main_widget(pane).focus()
 
     def action_help(self) -> None:
