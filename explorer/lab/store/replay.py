@@ -142,6 +142,12 @@ class ReplaySource:
             kind = "bundled" if started.server.bundled else "external"
             version = started.server.capabilities.version
             parts.append(f"on PostgreSQL {version} ({kind})")
+        axis = self.record.axis if self.record is not None else None
+        if axis is not None:
+            parts.append(
+                f"· server {axis.label}, {axis.position + 1} of {len(axis.runs)} taking turns "
+                f"(runs {', '.join(axis.runs)})"
+            )
         return " ".join(parts) or "recorded run"
 
 
