@@ -993,6 +993,13 @@ def _list_installs() -> int:
     return 0
 
 
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    """The command line, with `servers` (see `several_servers`) and one --dsn/--pg value."""
+    args = build_parser().parse_args(argv)
+    args.servers = several_servers(args)
+    return args
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the `pgwx` command.
 
@@ -1008,9 +1015,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(argv: list[str] | None) -> int:
-    args = build_parser().parse_args(argv)
     try:
-        args.servers = several_servers(args)
+        args = parse_args(argv)
     except PgwxError as exc:
         print(f"pgwx: {exc}", file=sys.stderr)
         return 2

@@ -1,0 +1,189 @@
+"""The server version as an axis, without a server: turns, verdicts per server pair, options.
+
+The turnstile is driven by real asyncio tasks; the verdicts by made-up trials with a known
+effect through the real judge (`explorer.analysis.servers`); the options by the real parser.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+
+import pytest
+
+from explorer.analysis import servers
+from explorer.analysis.calibration import synthetic_caps, synthetic_record, synthetic_trial
+from explorer.cli import SEVERAL_SERVERS, parse_args
+from explorer.errors import UsageError
+from explorer.lab.run.turns import Turnstile
+from explorer.models import Profile, RunRecord, ServerAxis, Variant
+
+# --------------------------------------------------------------------------- turns
+
+
+async def test_servers_take_turns_and_one_that_leaves_stops_holding_the_others() -> None:
+    gate = Turnstile(3)
+    done: list[tuple[int, int]] = []
+
+    async def runner(who: int, trials: int) -> None:
+        try:
+            for trial in range(trials):
+                async with gate.turn(who):
+                    await asyncio.sleep(0.001 * (3 - who))  # the slowest goes first
+                    done.append((who, trial))
+        finally:
+            await gate.leave(who)
+
+    # 1 leaves after one trial; 0 and 2 go on alternating among themselves
+    await asyncio.wait_for(asyncio.gather(runner(2, 3), runner(1, 1), runner(0, 3)), 5)
+    assert [who for who, _ in done] == [0, 1, 2, 0, 2, 0, 2]
+    assert gate.order == [0, 1, 2, 0, 2, 0, 2]
+
+
+async def test_a_runner_that_fails_before_its_first_turn_does_not_block_the_others() -> None:
+    gate = Turnstile(2)
+    order: list[int] = []
+
+    async def broken() -> None:
+        await gate.leave(0)  # what Runner.run does on its way out, whatever happened
+
+    async def fine() -> None:
+        for _ in range(2):
+            async with gate.turn(1):
+                order.append(1)
+
+    await asyncio.wait_for(asyncio.gather(broken(), fine()), 5)
+    assert order == [1, 1]
+
+
+# --------------------------------------------------------------------------- verdicts
+
+PROFILE = Profile(
+    name="t",
+    title="t",
+    workload="bulk-write",
+    params={"rows": 10},
+    repeats=8,
+    settle_seconds=0,
+    variants=[Variant(name="logged"), Variant(name="unlogged")],
+)
+
+
+def server_run(major: int, position: int, factor: dict[str, float], seed: int) -> RunRecord:
+    """Eight rounds of both variants on a server `factor` times the reference's speed."""
+    rng = random.Random(seed)
+    trials = [
+        synthetic_trial(
+            name,
+            r,
+            {
+                "load": base * factor.get(name, 1.0) * rng.uniform(0.99, 1.01),
+                "commit": 0.2 * rng.uniform(0.99, 1.01),
+            },
+        )
+        for r in range(1, 9)
+        for name, base in (("logged", 1.0), ("unlogged", 0.5))
+    ]
+    record = synthetic_record(PROFILE, trials)
+    caps = synthetic_caps(major * 10000 + 6)
+    return record.model_copy(
+        update={
+            "id": f"20261126-1200{position:02d}-aaaaa{position}",
+            "status": "finished",
+            "server": record.server.model_copy(update={"capabilities": caps}),
+            "axis": ServerAxis(
+                group="20261126-120000-aaaaa0",
+                label=str(major),
+                position=position,
+                runs=["20261126-120000-aaaaa0", "20261126-120001-aaaaa1"],
+            ),
+        }
+    )
+
+
+def test_each_variant_and_phase_on_18_is_judged_against_15() -> None:
+    on15 = server_run(15, 0, {}, seed=1)
+    on18 = server_run(18, 1, {"unlogged": 0.8}, seed=2)  # 18's unlogged load 20 % faster
+    judged = servers.judge_servers([on18, on15])  # any order: the axis puts 15 first
+    assert [r.id for r in judged.runs] == [on15.id, on18.id]
+    by = {(r.variant, r.phase): r for r in judged.rows}
+    assert set(by) == {(v, p) for v in ("logged", "unlogged") for p in ("load", "commit", "total")}
+    assert judged.family_size == 6  # one Holm family over every server comparison
+    unlogged = by[("unlogged", "load")]
+    assert unlogged.verdict.word == "faster" and 0.75 < unlogged.verdict.ratio < 0.85
+    assert unlogged.sentence().startswith("unlogged load on 18 vs 15: 0.8")
+    assert unlogged.sentence().endswith("faster")
+    assert by[("logged", "load")].verdict.word == "same"
+    # the correction is Holm's over the six: each p adjusted is at least the raw p
+    assert all(
+        r.verdict.p_adjusted is not None and r.verdict.p_adjusted >= r.verdict.p_value
+        for r in judged.rows
+        if r.verdict.p_value is not None
+    )
+    assert servers.outcome(judged) == "decided"
+
+
+def test_the_server_table_shows_each_variant_on_each_server() -> None:
+    runs = [server_run(15, 0, {}, seed=3), server_run(18, 1, {"unlogged": 1.3}, seed=4)]
+    md = servers.to_markdown(runs)
+    assert md.index("# On 15") < md.index("# On 18") < md.index("## Each variant on each server")
+    assert "| unlogged | load | 15 | 8 |" in md and "| unlogged | load | 18 | 8 |" in md
+    assert "slower |" in md.split("## Each variant on each server")[1]
+    assert "Holm-corrected across the 6 server comparisons" in md
+    doc = json.loads(servers.to_json(runs))
+    assert doc["format"] == "pgwx-run" and doc["run"] == runs[0].id
+    section = doc["servers"]
+    assert [r["label"] for r in section["runs"]] == ["15", "18"]
+    assert section["correction"]["comparisons"] == 6
+    words = {(c["variant"], c["phase"]): c["verdict"]["word"] for c in section["comparisons"]}
+    assert words[("unlogged", "load")] == "slower"
+    csv_lines = servers.to_csv(runs).splitlines()
+    assert csv_lines[0].startswith("server,variant,phase,n,")
+    assert any(line.startswith("18 vs 15,unlogged,load,8,") for line in csv_lines)
+
+
+def test_a_failed_server_run_fails_the_whole_run() -> None:
+    on15 = server_run(15, 0, {}, seed=5)
+    on18 = server_run(18, 1, {}, seed=6).model_copy(update={"status": "failed"})
+    assert servers.outcome(servers.judge_servers([on15, on18])) == "failed"
+
+
+def test_two_servers_of_one_major_get_labels_apart() -> None:
+    assert servers.labels([15, 18]) == ["15", "18"]
+    assert servers.labels([18, 18, 15]) == ["18", "18 #2", "15"]
+
+
+# --------------------------------------------------------------------------- options
+
+
+def parse(*argv: str) -> list[tuple[str | None, int | None]]:
+    return parse_args(list(argv)).servers
+
+
+def test_run_takes_several_servers_in_the_order_given() -> None:
+    assert parse("run", "quick-demo", "--pg", "15", "--pg", "18") == [(None, 15), (None, 18)]
+    assert parse("run", "quick-demo", "--dsn", "host=a", "--dsn", "host=b") == [
+        ("host=a", None),
+        ("host=b", None),
+    ]
+    args = parse_args(["run", "quick-demo", "--pg", "15"])
+    assert args.servers == [(None, 15)] and args.pg == 15 and args.dsn is None
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["check", "x.toml", "--pg", "15", "--pg", "18"], SEVERAL_SERVERS),
+        (["--pg", "15", "--pg", "18"], SEVERAL_SERVERS),
+        (["run", "q", "--pg", "15", "--pg", "15"], "--pg 15 is given twice"),
+        (["run", "q", "--dsn", "host=a", "--dsn", "host=a"], "--dsn is given twice"),
+        (["run", "q", "--pg", "15", "--pg", "18", "--data-dir", "/x"], "--data-dir names one"),
+        (["run", "q", "--dsn", "host=a", "--dsn", "host=b", "--pg", "15"], "not both"),
+    ],
+)
+def test_several_servers_where_they_cannot_be_is_one_sentence(argv: list[str], said: str) -> None:
+    with pytest.raises(UsageError) as caught:
+        parse(*argv)
+    assert said in str(caught.value)
+    assert str(caught.value).count(". ") == 0  # one sentence
