@@ -620,7 +620,9 @@ async def run_on_servers(
         )
     run_ids = [r.run_id for r in runners]
     for i, runner in enumerate(runners):
-        runner.axis = ServerAxis(group=run_ids[0], label=labels[i], position=i, runs=run_ids)
+        runner.axis = ServerAxis(
+            group=run_ids[0], label=labels[i], position=i, runs=run_ids, labels=labels
+        )
     say._print(
         "servers take turns trial by trial: "
         + ", ".join(f"{labels[i]} = {s.target.label()}" for i, s in enumerate(sessions))

@@ -564,6 +564,8 @@ class ServerAxis(BaseModel):
     """0 for the reference server (the first named), 1, 2 … for the others."""
     runs: list[Text]
     """Every server's run id, in position order (the reference's first): the group."""
+    labels: list[Text] = []
+    """Every server's label, in the same order."""
 
 
 class RunRecord(BaseModel):

@@ -97,6 +97,7 @@ def server_run(major: int, position: int, factor: dict[str, float], seed: int) -
                 label=str(major),
                 position=position,
                 runs=["20261126-120000-aaaaa0", "20261126-120001-aaaaa1"],
+                labels=["15", "18"],
             ),
         }
     )

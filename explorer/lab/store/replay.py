@@ -144,10 +144,8 @@ class ReplaySource:
             parts.append(f"on PostgreSQL {version} ({kind})")
         axis = self.record.axis if self.record is not None else None
         if axis is not None:
-            parts.append(
-                f"· server {axis.label}, {axis.position + 1} of {len(axis.runs)} taking turns "
-                f"(runs {', '.join(axis.runs)})"
-            )
+            among = ", ".join(axis.labels) or f"{len(axis.runs)} servers"
+            parts.append(f"· PG {axis.label}'s share of a run on {among}, taking turns")
         return " ".join(parts) or "recorded run"
 
 
