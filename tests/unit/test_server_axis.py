@@ -9,15 +9,22 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+from pathlib import Path
 
+import jsonschema
 import pytest
 
+from explorer import cli
 from explorer.analysis import servers
 from explorer.analysis.calibration import synthetic_caps, synthetic_record, synthetic_trial
 from explorer.cli import SEVERAL_SERVERS, parse_args
 from explorer.errors import UsageError
 from explorer.lab.run.turns import Turnstile
 from explorer.models import Profile, RunRecord, ServerAxis, Variant
+
+SCHEMA = json.loads(
+    (Path(cli.__file__).parent / "schemas" / "run-v1.schema.json").read_text(encoding="utf-8")
+)
 
 # --------------------------------------------------------------------------- turns
 
@@ -133,6 +140,7 @@ def test_the_server_table_shows_each_variant_on_each_server() -> None:
     assert "slower |" in md.split("## Each variant on each server")[1]
     assert "Holm-corrected across the 6 server comparisons" in md
     doc = json.loads(servers.to_json(runs))
+    jsonschema.validate(doc, SCHEMA)  # version 1 grows: the servers section is described
     assert doc["format"] == "pgwx-run" and doc["run"] == runs[0].id
     section = doc["servers"]
     assert [r["label"] for r in section["runs"]] == ["15", "18"]
