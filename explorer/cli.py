@@ -627,6 +627,12 @@ async def run_on_servers(
         "servers take turns trial by trial: "
         + ", ".join(f"{labels[i]} = {s.target.label()}" for i, s in enumerate(sessions))
     )
+    if runners[0].profile.repeats == "auto":
+        say._print(
+            "  ! with auto repeats each server stops when its own verdicts settle, so the "
+            "servers' verdicts rest on the rounds those needed; `--repeats N` runs every "
+            "server the same rounds"
+        )
     tasks = [
         asyncio.create_task(runner.run(say.tagged(labels[i]))) for i, runner in enumerate(runners)
     ]
@@ -700,6 +706,7 @@ def cmd_runs(_args: argparse.Namespace) -> int:
         print(
             f"{r.id:<22} {r.profile.name:<20} {r.status:<11} {trials:<18} "
             f"PG {r.server.capabilities.version} {r.server.dsn_masked}"
+            + (f" · {r.axis.label} of {', '.join(r.axis.labels)}" if r.axis else "")
         )
     return 0
 
@@ -718,8 +725,9 @@ def cmd_report(args: argparse.Namespace) -> int:
     store = ResultStore()
     run_id = chosen_run(store, args.run)
     record = store.load(run_id)
-    if record.axis is not None:  # one server's share of a run on several: show them all
-        print(servers.render(store.group(record), args.format, threshold), end="")
+    group = store.group(record)
+    if len(group) > 1:  # one server's share of a run on several: show them all
+        print(servers.render(group, args.format, threshold), end="")
     else:
         print(render(record, args.format, threshold), end="")
     return 0

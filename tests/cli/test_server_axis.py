@@ -166,3 +166,12 @@ def test_a_second_server_that_cannot_start_is_one_sentence_and_nothing_runs(
     # the 15 it had started for the run is stopped again, not left behind
     status = pgwx(base, "server", "status", "--pg", "15")
     assert "stopped" in status.stdout, status.stdout
+
+
+def test_runs_lists_each_servers_run_as_part_of_the_group(two_servers: TwoServerRun) -> None:
+    listed = pgwx(two_servers.base, "runs")
+    assert listed.returncode == 0, listed.stderr
+    on15, on18 = two_servers.runs
+    line15 = next(line for line in listed.stdout.splitlines() if line.startswith(on15.id))
+    line18 = next(line for line in listed.stdout.splitlines() if line.startswith(on18.id))
+    assert line15.endswith("· 15 of 15, 18") and line18.endswith("· 18 of 15, 18")
