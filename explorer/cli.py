@@ -627,12 +627,6 @@ async def run_on_servers(
         "servers take turns trial by trial: "
         + ", ".join(f"{labels[i]} = {s.target.label()}" for i, s in enumerate(sessions))
     )
-    if runners[0].profile.repeats == "auto":
-        say._print(
-            "  ! with auto repeats each server stops when its own verdicts settle, so the "
-            "servers' verdicts rest on the rounds those needed; `--repeats N` runs every "
-            "server the same rounds"
-        )
     tasks = [
         asyncio.create_task(runner.run(say.tagged(labels[i]))) for i, runner in enumerate(runners)
     ]

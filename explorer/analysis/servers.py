@@ -63,6 +63,8 @@ class ServerJudgement:
     """Server comparisons corrected together (Holm)."""
     looks: list[int] = field(default_factory=list)
     """Measured rounds at which they were judged."""
+    planned: list[int] = field(default_factory=list)
+    """The planned looks of this table (auto repeats: those that can decide something)."""
     only: list[str] = field(default_factory=list)
     """'variant phase on 18' measured on some servers but not on the reference, or the
     other way round: not compared."""
@@ -128,7 +130,7 @@ def judge_servers(runs: Sequence[RunRecord], threshold: float | None = None) -> 
                     out.only.append(f"{name} {phase} on {where}")
     out.family_size = len(cells)
     done = max((r for s in found for rs in s.rounds.values() for r in rs), default=0)
-    verdicts, _planned, out.looks = replay_looks(
+    verdicts, out.planned, out.looks = replay_looks(
         cells,
         lambda c, point: (_upto(found[0], c[1:], point), _upto(found[c[0]], c[1:], point)),
         ref.profile,
@@ -148,6 +150,21 @@ def judge_servers(runs: Sequence[RunRecord], threshold: float | None = None) -> 
             )
         )
     return out
+
+
+def open_at_look(runs: Sequence[RunRecord], measured: int) -> set[str] | None:
+    """At a planned look of the servers' table, the variants with a comparison between
+    servers still open (empty: all settled); None when `measured` rounds is not such a look.
+
+    The runners of an auto run on several servers ask this after each round, and only a
+    planned look's answer may end the rounds (so the α split over the looks holds).
+    """
+    judged = judge_servers(runs)
+    if not judged.rows:
+        return set()  # nothing measured on two servers (yet): nothing to wait for
+    if measured not in judged.planned:
+        return None
+    return {r.variant for r in judged.undecided}
 
 
 def outcome(judged: ServerJudgement) -> str:

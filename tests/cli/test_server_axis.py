@@ -175,3 +175,36 @@ def test_runs_lists_each_servers_run_as_part_of_the_group(two_servers: TwoServer
     line15 = next(line for line in listed.stdout.splitlines() if line.startswith(on15.id))
     line18 = next(line for line in listed.stdout.splitlines() if line.startswith(on18.id))
     assert line15.endswith("· 15 of 15, 18") and line18.endswith("· 18 of 15, 18")
+
+
+def test_with_auto_repeats_the_servers_run_the_same_rounds_in_turns(
+    two_servers: TwoServerRun,
+) -> None:
+    base = two_servers.base
+    done = pgwx(
+        base,
+        "run",
+        "quick-demo",
+        *("--pg", "15", "--pg", "18", "--variant", "logged", "--variant", "temporary"),
+        *("--scale", "0.02", "--warmup", "0", "--settle", "0", "--no-sample"),
+        *("--format", "json"),
+    )
+    assert done.returncode in FINISHED, done.stderr
+    report = json.loads(done.stdout)
+    store = ResultStore(base / "results.sqlite")
+    try:
+        on15, on18 = store.group(store.load(report["run"]))
+    finally:
+        store.close()
+    counts = [
+        {v: sum(t.variant == v for t in r.trials) for v in ("logged", "temporary")}
+        for r in (on15, on18)
+    ]
+    assert counts[0] == counts[1], counts  # the same rounds of the same variants
+    assert counts[0]["logged"] >= 5  # auto: at least min_repeats
+    trials = sorted(
+        [(t.started_at, "15") for t in on15.trials] + [(t.started_at, "18") for t in on18.trials]
+    )
+    order = [server for _, server in trials]
+    assert order == ["15", "18"] * (len(order) // 2), order
+    assert report["servers"]["comparisons"], report["servers"]

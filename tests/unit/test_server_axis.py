@@ -64,6 +64,44 @@ async def test_a_runner_that_fails_before_its_first_turn_does_not_block_the_othe
     assert order == [1, 1]
 
 
+async def test_servers_agree_after_each_round_and_keep_alternating() -> None:
+    gate = Turnstile(2)
+    said: dict[int, list[dict[int, str]]] = {0: [], 1: []}
+
+    async def runner(who: int, per_round: list[int]) -> None:
+        try:
+            for r, trials in enumerate(per_round):
+                for _ in range(trials):
+                    async with gate.turn(who):
+                        await asyncio.sleep(0.002 if who == 0 else 0.001)
+                said[who].append(await gate.gather(who, r, f"{who}@{r}"))
+        finally:
+            await gate.leave(who)
+
+    # equal rounds alternate across the meeting; a round where 1 has one trial more (a
+    # variant 0 cannot run) neither deadlocks nor lets 0 jump the queue
+    await asyncio.wait_for(asyncio.gather(runner(0, [2, 2, 1]), runner(1, [2, 2, 2])), 5)
+    assert gate.order == [0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 1]
+    assert said[0] == said[1] == [{0: f"0@{r}", 1: f"1@{r}"} for r in range(3)]
+
+
+async def test_a_server_that_leaves_is_not_waited_for_at_the_meeting() -> None:
+    gate = Turnstile(2)
+
+    async def quits() -> None:
+        async with gate.turn(0):
+            pass
+        await gate.leave(0)  # failed after its first trial
+
+    async def stays() -> dict[int, str]:
+        async with gate.turn(1):
+            pass
+        return await gate.gather(1, 0, "here")
+
+    _, met = await asyncio.wait_for(asyncio.gather(quits(), stays()), 5)
+    assert met == {1: "here"}
+
+
 # --------------------------------------------------------------------------- verdicts
 
 PROFILE = Profile(

@@ -24,6 +24,7 @@ import asyncpg
 from explorer.analysis.environment import warnings as machine_warnings
 from explorer.analysis.judge import Judgement, judge, undecided_text
 from explorer.analysis.rounds import RoundPlan
+from explorer.analysis.servers import open_at_look
 from explorer.analysis.verdict import balanced_order
 from explorer.lab.measure.environment import MachineLoad
 from explorer.lab.measure.environment import capture as capture_environment
@@ -207,6 +208,9 @@ class Runner:
         self._said_no_checkpoint = False
         self._undid_settings = False
         self._made_schema = False
+        self._between_open: set[str] | None = None
+        """With several servers: variants whose comparison between servers was open at the
+        last look of that table (None before its first look)."""
 
     # ------------------------------------------------------------------ plumbing
     def _turn(self) -> contextlib.AbstractAsyncContextManager[None]:
@@ -461,6 +465,8 @@ class Runner:
                 more = rounds.after_round(done, judged, self.clock())
                 if judged is not None:
                     self._say_after_look(judged, rounds, before, done)
+                if self.turnstile is not None and rounds.auto:
+                    more = await self._agree(rounds, record, trials, done, more)
         except asyncio.CancelledError:
             status, reason = "cancelled", "cancelled by the user"
             raise
@@ -498,6 +504,48 @@ class Runner:
                 self._notice("still putting the server back; one moment", "warning")
         task.result()
         return cancelled
+
+    async def _agree(
+        self,
+        rounds: RoundPlan,
+        record: RunRecord,
+        trials: list[TrialResult],
+        done: int,
+        more: bool,
+    ) -> bool:
+        """Auto repeats on several servers: after each round the servers agree on the next.
+
+        They go on while any server's own comparisons, or any comparison between the servers
+        (judged only at the planned looks of that table), has more to do, and run the same
+        variants, so the trials keep alternating; a server that reached max_repeats or the
+        budget ends the rounds for all.
+        """
+        assert self.turnstile is not None and self.axis is not None
+        snapshot = record.model_copy(update={"trials": list(trials)})
+        mine = (more, list(rounds.active), rounds.stopped_why, snapshot)
+        posts = await self.turnstile.gather(self.axis.position, ("round", done), mine)
+        votes = [posts[i] for i in sorted(posts)]
+        if any(why for _, _, why, _ in votes):
+            return False
+        measured = done - self.profile.warmup
+        at_look = open_at_look([run for *_, run in votes], measured) if measured > 0 else None
+        if at_look is not None:
+            self._between_open = at_look
+        between = self._between_open
+        wanted = {name for go, active, _, _ in votes if go for name in active}
+        if between is None:  # before the servers' first look: all of them, as in round one
+            wanted |= set(rounds.variants) if measured < rounds.most_rounds else set()
+        else:
+            wanted |= between
+        if not wanted:
+            return False
+        rounds.active = [n for n in rounds.variants if n in wanted or n == rounds.baseline]
+        if not more:
+            self._notice(
+                "going on with the other servers: comparisons on another server or between "
+                "the servers are still open"
+            )
+        return True
 
     async def _make_schema(self) -> None:
         """Create the run's schema with pgwx's marker; a same-named schema is someone else's."""
