@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -21,7 +22,7 @@ import asyncpg
 import pytest
 
 from explorer.server.embedded import LocalServer
-from tests.support.faults import child_env, read_until, sigkill, start_pgwx
+from tests.support.faults import child_env, finish, read_until, sigkill, start_pgwx
 from tests.support.server import PG15_BIN, settings_and_auto_conf
 
 pytestmark = pytest.mark.pg15
@@ -118,4 +119,35 @@ async def test_undo_holds_on_each_server_after_a_kill(base: Path) -> None:
         assert auto == was_auto, major
         for name in ("wal_level", "synchronous_commit", "max_wal_senders"):
             assert settings[name] == was_settings[name], (major, name)
+        assert schemas == 0, major
+
+
+async def test_a_sigterm_puts_each_server_back_and_the_last_line_says_so(base: Path) -> None:
+    before = {}
+    for major in BINDIRS:
+        started = await asyncio.to_thread(pgwx, base, "server", "start", "--pg", major)
+        assert started.returncode == 0, started.stderr
+        settings, auto, _ = await state(base, major)
+        before[major] = (settings, auto)
+    (base / "kill.toml").write_text(KILL_ME)
+    env = {"PGWX_CLUSTER_HOME": str(base / "clusters")}
+    child = await start_pgwx(
+        base, "run", str(base / "kill.toml"), "--pg", "15", "--pg", "18", "--no-sample", **env
+    )
+    seen: list[str] = []
+    try:
+        while not any("[18]" in line and "server restarted" in line for line in seen):
+            await read_until(child, "server restarted", seen, timeout=180)
+        child.send_signal(signal.SIGTERM)
+        _, rest = await finish(child, timeout=180)
+    finally:
+        await sigkill(child)
+    assert child.returncode == 128 + signal.SIGTERM, rest
+    last = [line for line in rest.splitlines() if line.strip()][-1]
+    assert last.startswith("SIGTERM: run ") and " cancelled; " in last, last
+    assert "on 15: server settings put back" in last and "on 18: server settings put back" in last
+    for major in BINDIRS:
+        settings, auto, schemas = await state(base, major)
+        assert auto == before[major][1], major
+        assert settings["wal_level"] == before[major][0]["wal_level"], major
         assert schemas == 0, major

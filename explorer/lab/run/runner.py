@@ -522,12 +522,19 @@ class Runner:
         """
         assert self.turnstile is not None and self.axis is not None
         snapshot = record.model_copy(update={"trials": list(trials)})
-        mine = (more, list(rounds.active), rounds.stopped_why, snapshot)
+        pace = (self.clock(), rounds.round_seconds() or 0.0)
+        mine = (more, list(rounds.active), rounds.stopped_why, snapshot, pace)
         posts = await self.turnstile.gather(self.axis.position, ("round", done), mine)
-        votes = [posts[i] for i in sorted(posts)]
+        votes = [posts[i][:4] for i in sorted(posts)]
         if any(why for _, _, why, _ in votes):
             return False
         measured = done - self.profile.warmup
+        # Whatever is open: never past max_repeats, nor a round that would end after the
+        # budget (every server decides on the same figures, so all stop together).
+        latest = max(p[4][0] for p in posts.values())
+        per_round = max(p[4][1] for p in posts.values())
+        if measured >= rounds.most_rounds or latest + per_round > self.profile.budget:
+            return False
         at_look = open_at_look([run for *_, run in votes], measured) if measured > 0 else None
         if at_look is not None:
             self._between_open = at_look
