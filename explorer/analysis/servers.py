@@ -23,7 +23,7 @@ from typing import Any
 from explorer.analysis import report
 from explorer.analysis.judge import Samples, judge, replay_looks, samples
 from explorer.analysis.verdict import UNDECIDED, Verdict
-from explorer.models import RunRecord
+from explorer.models import Profile, RunRecord
 from explorer.text import printable
 
 Cell = tuple[int, str, str]
@@ -165,6 +165,65 @@ def open_at_look(runs: Sequence[RunRecord], measured: int) -> set[str] | None:
     if measured not in judged.planned:
         return None
     return {r.variant for r in judged.undecided}
+
+
+@dataclass
+class RoundVote:
+    """What one server's runner says after a round of an auto run on several servers."""
+
+    more: bool
+    """Its own round plan wants another round."""
+    active: list[str]
+    """The variants its plan would run next."""
+    stopped_why: str | None
+    """Why its plan ended the rounds early (max_repeats, the budget), if it did."""
+    run: RunRecord
+    """Its run with the trials so far."""
+    clock: float
+    """Seconds since its run began."""
+    round_seconds: float
+    """Its estimate of one round's seconds (0 before any trial)."""
+
+
+def next_round(
+    votes: Sequence[RoundVote],
+    *,
+    measured: int,
+    profile: Profile,
+    variants: list[str],
+    between: set[str] | None,
+) -> tuple[list[str] | None, set[str] | None]:
+    """The servers' common decision after `measured` rounds: the variants of the next round
+    (None: the rounds end) and what is open between the servers after this round.
+
+    Every server runs the next round if any server's own plan wants it, or a comparison
+    between servers is open (at the last planned look of that table; every variant before
+    its first look), with the union of the variants wanted, the baseline always. The rounds
+    end for all when any server's plan stopped early, at max_repeats, or when one more round
+    would end after the budget. Every runner computes this from the same votes, so all agree.
+
+    Args:
+        votes: Every server's vote, in position order.
+        measured: Measured rounds done (0 or less during the warm-ups).
+        profile: The effective profile (max_repeats, budget, baseline).
+        variants: The variants of the run, in profile order.
+        between: What was open between the servers at the last look (None before one).
+    """
+    if any(v.stopped_why for v in votes):
+        return None, between
+    latest = max(v.clock for v in votes)
+    per_round = max(v.round_seconds for v in votes)
+    if measured >= profile.max_repeats or latest + per_round > profile.budget:
+        return None, between
+    if measured > 0:
+        at_look = open_at_look([v.run for v in votes], measured)
+        between = at_look if at_look is not None else between
+    wanted = {name for v in votes if v.more for name in v.active}
+    wanted |= set(variants) if between is None else between
+    if not wanted:
+        return None, between
+    base = profile.baseline_name()
+    return [n for n in variants if n in wanted or n == base], between
 
 
 def outcome(judged: ServerJudgement) -> str:

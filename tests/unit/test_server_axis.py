@@ -115,8 +115,10 @@ PROFILE = Profile(
 )
 
 
-def server_run(major: int, position: int, factor: dict[str, float], seed: int) -> RunRecord:
-    """Eight rounds of both variants on a server `factor` times the reference's speed."""
+def server_run(
+    major: int, position: int, factor: dict[str, float], seed: int, rounds: int = 8
+) -> RunRecord:
+    """`rounds` rounds of both variants on a server `factor` times the reference's speed."""
     rng = random.Random(seed)
     trials = [
         synthetic_trial(
@@ -127,7 +129,7 @@ def server_run(major: int, position: int, factor: dict[str, float], seed: int) -
                 "commit": 0.2 * rng.uniform(0.99, 1.01),
             },
         )
-        for r in range(1, 9)
+        for r in range(1, rounds + 1)
         for name, base in (("logged", 1.0), ("unlogged", 0.5))
     ]
     record = synthetic_record(PROFILE, trials)
@@ -199,6 +201,83 @@ def test_a_failed_server_run_fails_the_whole_run() -> None:
 def test_two_servers_of_one_major_get_labels_apart() -> None:
     assert servers.labels([15, 18]) == ["15", "18"]
     assert servers.labels([18, 18, 15]) == ["18", "18 #2", "15"]
+
+
+# --------------------------------------------------------------------------- agreeing on rounds
+
+AUTO = PROFILE.model_copy(
+    update={"repeats": "auto", "min_repeats": 5, "max_repeats": 15, "budget": 600.0}
+)
+NAMES = ["logged", "unlogged"]
+
+
+def vote(
+    run: RunRecord, more: bool, active: list[str], why: str | None = None, clock: float = 60.0
+) -> servers.RoundVote:
+    return servers.RoundVote(more, active, why, run, clock, 5.0)
+
+
+def auto_runs(factor: float, rounds: int) -> list[RunRecord]:
+    """Two servers' auto runs after `rounds` measured rounds, 18's unlogged `factor`× 15's."""
+    runs = [
+        server_run(15, 0, {}, seed=7, rounds=rounds),
+        server_run(18, 1, {"unlogged": factor}, seed=8, rounds=rounds),
+    ]
+    return [r.model_copy(update={"profile": AUTO}) for r in runs]
+
+
+def test_a_server_whose_comparisons_settled_goes_on_while_the_other_is_open() -> None:
+    on15, on18 = auto_runs(1.0, 3)
+    votes = [vote(on15, False, NAMES), vote(on18, True, ["logged", "unlogged"])]
+    active, between = servers.next_round(
+        votes, measured=3, profile=AUTO, variants=NAMES, between=None
+    )
+    assert active == NAMES and between is None  # before the servers' first look: all run
+
+
+def test_the_rounds_end_for_all_when_one_server_stops_early_or_at_the_limits() -> None:
+    on15, on18 = auto_runs(1.0, 3)
+    budget = [vote(on15, True, NAMES), vote(on18, False, NAMES, why="the budget")]
+    assert (
+        servers.next_round(budget, measured=3, profile=AUTO, variants=NAMES, between=None)[0]
+        is None
+    )
+    at_max = [vote(on15, True, NAMES), vote(on18, True, NAMES)]
+    assert (
+        servers.next_round(at_max, measured=15, profile=AUTO, variants=NAMES, between=None)[0]
+        is None
+    )
+    late = [vote(on15, True, NAMES, clock=596.0), vote(on18, True, NAMES)]
+    assert (
+        servers.next_round(late, measured=4, profile=AUTO, variants=NAMES, between=None)[0] is None
+    )
+
+
+def test_at_the_servers_look_only_what_is_open_between_them_keeps_running() -> None:
+    # both servers' own comparisons are settled; between them, unlogged is clearly faster on
+    # 18 (settled) and logged the same: nothing open, the rounds end
+    on15, on18 = auto_runs(0.7, 10)
+    settled = [vote(on15, False, NAMES), vote(on18, False, NAMES)]
+    active, between = servers.next_round(
+        settled, measured=10, profile=AUTO, variants=NAMES, between=None
+    )
+    judged = servers.judge_servers([on15, on18])
+    assert judged.planned == [10, 15] and not judged.undecided, [r.sentence() for r in judged.rows]
+    assert active is None and between == set()
+    # a look that leaves unlogged open between the servers keeps the baseline and unlogged on
+    on15, on18 = auto_runs(0.7, 11)
+    later = [vote(on15, False, NAMES), vote(on18, False, NAMES)]
+    active, between = servers.next_round(
+        later, measured=11, profile=AUTO, variants=NAMES, between={"unlogged"}
+    )
+    assert active == NAMES and between == {"unlogged"}  # 11 is no look: the last one holds
+    # before the servers' first look (10) every variant goes on, though both servers settled
+    on15, on18 = auto_runs(0.7, 5)
+    early = [vote(on15, False, ["logged"]), vote(on18, False, ["logged"])]
+    active, between = servers.next_round(
+        early, measured=5, profile=AUTO, variants=NAMES, between=None
+    )
+    assert active == NAMES and between is None
 
 
 # --------------------------------------------------------------------------- options

@@ -24,7 +24,7 @@ import asyncpg
 from explorer.analysis.environment import warnings as machine_warnings
 from explorer.analysis.judge import Judgement, judge, undecided_text
 from explorer.analysis.rounds import RoundPlan
-from explorer.analysis.servers import open_at_look
+from explorer.analysis.servers import RoundVote, next_round
 from explorer.analysis.verdict import balanced_order
 from explorer.lab.measure.environment import MachineLoad
 from explorer.lab.measure.environment import capture as capture_environment
@@ -521,32 +521,25 @@ class Runner:
         budget ends the rounds for all.
         """
         assert self.turnstile is not None and self.axis is not None
-        snapshot = record.model_copy(update={"trials": list(trials)})
-        pace = (self.clock(), rounds.round_seconds() or 0.0)
-        mine = (more, list(rounds.active), rounds.stopped_why, snapshot, pace)
+        mine = RoundVote(
+            more=more,
+            active=list(rounds.active),
+            stopped_why=rounds.stopped_why,
+            run=record.model_copy(update={"trials": list(trials)}),
+            clock=self.clock(),
+            round_seconds=rounds.round_seconds() or 0.0,
+        )
         posts = await self.turnstile.gather(self.axis.position, ("round", done), mine)
-        votes = [posts[i][:4] for i in sorted(posts)]
-        if any(why for _, _, why, _ in votes):
+        active, self._between_open = next_round(
+            [posts[i] for i in sorted(posts)],
+            measured=done - self.profile.warmup,
+            profile=self.profile,
+            variants=rounds.variants,
+            between=self._between_open,
+        )
+        if active is None:
             return False
-        measured = done - self.profile.warmup
-        # Whatever is open: never past max_repeats, nor a round that would end after the
-        # budget (every server decides on the same figures, so all stop together).
-        latest = max(p[4][0] for p in posts.values())
-        per_round = max(p[4][1] for p in posts.values())
-        if measured >= rounds.most_rounds or latest + per_round > self.profile.budget:
-            return False
-        at_look = open_at_look([run for *_, run in votes], measured) if measured > 0 else None
-        if at_look is not None:
-            self._between_open = at_look
-        between = self._between_open
-        wanted = {name for go, active, _, _ in votes if go for name in active}
-        if between is None:  # before the servers' first look: all of them, as in round one
-            wanted |= set(rounds.variants) if measured < rounds.most_rounds else set()
-        else:
-            wanted |= between
-        if not wanted:
-            return False
-        rounds.active = [n for n in rounds.variants if n in wanted or n == rounds.baseline]
+        rounds.active = active
         if not more:
             self._notice(
                 "going on with the other servers: comparisons on another server or between "
