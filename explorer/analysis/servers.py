@@ -66,8 +66,8 @@ class ServerJudgement:
     planned: list[int] = field(default_factory=list)
     """The planned looks of this table (auto repeats: those that can decide something)."""
     only: list[str] = field(default_factory=list)
-    """'variant phase on 18' measured on some servers but not on the reference, or the
-    other way round: not compared."""
+    """'lz4 insert (only on 15)': measured on the reference but not on another server, or
+    the other way round: not compared."""
 
     @property
     def undecided(self) -> list[ServerRow]:
@@ -127,7 +127,7 @@ def judge_servers(runs: Sequence[RunRecord], threshold: float | None = None) -> 
                     cells.append((pos, name, phase))
                 elif on_ref or on_other:
                     where = here if on_other else label(ref)
-                    out.only.append(f"{name} {phase} on {where}")
+                    out.only.append(f"{name} {phase} (only on {where})")
     out.family_size = len(cells)
     done = max((r for s in found for rs in s.rounds.values() for r in rs), default=0)
     verdicts, out.planned, out.looks = replay_looks(

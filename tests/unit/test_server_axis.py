@@ -313,3 +313,15 @@ def test_several_servers_where_they_cannot_be_is_one_sentence(argv: list[str], s
         parse(*argv)
     assert said in str(caught.value)
     assert str(caught.value).count(". ") == 0  # one sentence
+
+
+def test_a_variant_one_server_cannot_run_is_named_not_compared() -> None:
+    on15 = server_run(15, 0, {}, seed=9)
+    on18 = server_run(18, 1, {}, seed=10)
+    on18 = on18.model_copy(update={"trials": [t for t in on18.trials if t.variant != "unlogged"]})
+    judged = servers.judge_servers([on15, on18])
+    assert {r.variant for r in judged.rows} == {"logged"}
+    assert judged.only == [f"unlogged {p} (only on 15)" for p in ("load", "commit", "total")]
+    assert "Not on every server (not compared): unlogged load (only on 15)" in (
+        servers.servers_markdown(judged)
+    )
