@@ -24,6 +24,7 @@ import pytest
 
 from explorer.lab.store.results import ResultStore
 from explorer.models import RunRecord
+from explorer.server.embedded import SUPERUSER
 from tests.support.cli import FINISHED
 from tests.support.faults import child_env
 from tests.support.server import PG15_BIN
@@ -208,3 +209,26 @@ def test_with_auto_repeats_the_servers_run_the_same_rounds_in_turns(
     order = [server for _, server in trials]
     assert order == ["15", "18"] * (len(order) // 2), order
     assert report["servers"]["comparisons"], report["servers"]
+
+
+def test_several_dsns_are_servers_of_one_run_and_one_named_twice_is_refused(
+    two_servers: TwoServerRun,
+) -> None:
+    base = two_servers.base
+    dsns = []
+    for major in ("15", "18"):
+        started = pgwx(base, "server", "start", "--pg", major)
+        assert started.returncode == 0, started.stderr
+        sock = base / "clusters" / f"pg{major}" / "sock"
+        dsns.append(f"host={sock} user={SUPERUSER} dbname=postgres")
+    quick = ("--scale", "0.02", "--repeats", "1", "--warmup", "0", "--settle", "0", "--no-sample")
+    done = pgwx(base, "run", "quick-demo", "--dsn", dsns[0], "--dsn", dsns[1], *quick)
+    assert done.returncode in FINISHED, done.stderr
+    assert "## Each variant on each server, against 15" in done.stdout
+    assert "- 18: run " in done.stdout and dsns[1] in done.stdout
+    same = dsns[0].replace("dbname=postgres", "dbname=template1")
+    twice = pgwx(base, "run", "quick-demo", "--dsn", dsns[0], "--dsn", same, *quick)
+    assert twice.returncode == 2
+    assert twice.stderr.strip().endswith(
+        "is the same server as " + dsns[0] + "; name each server once."
+    )
