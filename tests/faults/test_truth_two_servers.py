@@ -83,7 +83,8 @@ async def state(base: Path, major: str) -> tuple[dict[str, str], list[tuple[str,
         await conn.close()
 
 
-async def test_undo_holds_on_each_server_after_a_kill(base: Path) -> None:
+@pytest.mark.parametrize("how", ["restore", "next run"])
+async def test_undo_holds_on_each_server_after_a_kill(base: Path, how: str) -> None:
     # each server as it is before any run (made and started once, then stopped again)
     before = {}
     for major in BINDIRS:
@@ -110,10 +111,19 @@ async def test_undo_holds_on_each_server_after_a_kill(base: Path) -> None:
         assert ("wal_level", "minimal") in auto, major
     journals = list((base / "state").glob("undo-*.json"))
     assert len(journals) == 2, journals  # one per server: each undone on its own
+    if how == "next run":  # the next run on both servers recovers each as it opens
+        quick = ("--scale", "0.01", "--repeats", "1", "--warmup", "0", "--settle", "0")
+        again = await asyncio.to_thread(
+            pgwx, base, "run", "quick-demo", "--pg", "15", "--pg", "18", *quick, "--no-sample"
+        )
+        assert again.returncode in (0, 4), again.stderr
+        recovered = [line for line in again.stderr.splitlines() if "put back settings" in line]
+        assert len(recovered) == 2 and all("wal_level" in line for line in recovered), recovered
     for major in BINDIRS:
-        put_back = await asyncio.to_thread(pgwx, base, "restore", "--pg", major)
-        assert put_back.returncode == 0, put_back.stderr
-        assert "wal_level" in put_back.stdout and f"PostgreSQL {major}." in put_back.stdout
+        if how == "restore":
+            put_back = await asyncio.to_thread(pgwx, base, "restore", "--pg", major)
+            assert put_back.returncode == 0, put_back.stderr
+            assert "wal_level" in put_back.stdout and f"PostgreSQL {major}." in put_back.stdout
         settings, auto, schemas = await state(base, major)
         was_settings, was_auto = before[major]
         assert auto == was_auto, major
