@@ -39,5 +39,5 @@ async def test_the_replay_of_a_two_server_run_names_the_servers(tmp_path: Path) 
     async with app.run_test(size=(120, 36)) as pilot:
         await settle(pilot)
         header = app.lab.query_one(ServerHeader)
-        assert "PG 18's share of a run on 15, 18, taking turns" in header.label, header.label
+        assert header.label.endswith("on PostgreSQL 18.6 (bundled) · 18 of servers 15, 18")
         assert app.lab.query_one(ResultsTable).row_count > 0  # the table played to its end

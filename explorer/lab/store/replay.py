@@ -144,8 +144,8 @@ class ReplaySource:
             parts.append(f"on PostgreSQL {version} ({kind})")
         axis = self.record.axis if self.record is not None else None
         if axis is not None:
-            among = ", ".join(axis.labels) or f"{len(axis.runs)} servers"
-            parts.append(f"· PG {axis.label}'s share of a run on {among}, taking turns")
+            among = ", ".join(axis.labels) or f"{len(axis.runs)} in turns"
+            parts.append(f"· {axis.label} of servers {among}")  # short: the header is one line
         return " ".join(parts) or "recorded run"
 
 
