@@ -181,16 +181,17 @@ class Verdict(BaseModel):
             return f"{_seconds(self.difference_seconds)} {self.word_text()} ({tail})"
         if self.ratio is None:
             return self.word_text()
-        text = f"{_ratio(self.ratio)}×"
+        text = f"{ratio_text(self.ratio)}×"
         if self.ci_low is not None and self.ci_high is not None:
-            text += f" [{_ratio(self.ci_low)}–{_ratio(self.ci_high)}]"
+            text += f" [{ratio_text(self.ci_low)}–{ratio_text(self.ci_high)}]"
         return f"{text} {self.word_text()}"
 
     def __str__(self) -> str:
         return self.label()
 
 
-def _ratio(x: float) -> str:
+def ratio_text(x: float) -> str:
+    """A ratio as every table writes it: 0.54, 12.3, 420."""
     if x >= 100:
         return f"{x:.0f}"
     if x >= 10:
