@@ -538,6 +538,17 @@ class LabScreen(Screen[None]):
         self.query_one(ActivityPane).reset(view)
         self.query_one(ResultsTable).show(view.summary)
         duration = self.query_one(DurationPane)
+        # What a natural replay shows at this moment: the card only once the run has ended.
+        ended = (
+            player is not None
+            and player.done
+            and bool(player.events)
+            and isinstance(player.events[-1], RunEnded)
+        )
+        if ended:
+            self._matrix_ended()
+        else:
+            duration.show_summary(None)
         duration.update_bars()
         duration.update_now()
         self.show_replay_header()
