@@ -58,8 +58,9 @@ def narrate(event: Event) -> str | None:
     if isinstance(event, Notice):
         return event.message
     if isinstance(event, TrialStarted):
-        plan = f" · {event.plan}" if event.plan else ""
-        return f"[{event.index}/{event.total}] {event.variant} · rep {event.repeat}{plan}"
+        # The plan counts rounds without the warm-ups; a rep beside it would contradict it.
+        where = f" · {event.plan}" if event.plan else f" · rep {event.repeat}"
+        return f"[{event.index}/{event.total}] {event.variant}{where}"
     if isinstance(event, PhaseEnded):
         r = event.result
         rows = f" · {r.rows:,} rows" if r.rows is not None else ""

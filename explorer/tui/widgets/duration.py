@@ -264,7 +264,9 @@ class DurationPane(VerticalScroll):
         elif v.variant:
             text.append("now: ", style="dim")
             text.append(v.variant, style="bold")
-            text.append(f" · rep {v.repeat} · {v.trial_index}/{v.total_trials}")
+            # One counter: the plan's round (warm-ups apart) where there is one, else the rep.
+            rep = "" if v.round_plan else f" · rep {v.repeat}"
+            text.append(f"{rep} · {v.trial_index}/{v.total_trials}")
             if v.round_plan:
                 text.append(f"\n{v.round_plan}", style="dim")
             if v.phase and v.trial_phases:
@@ -278,7 +280,12 @@ class DurationPane(VerticalScroll):
                 text.append(f"\n{name} took {fmt_seconds(secs)}", style="dim")
             else:
                 text.append("\nsetting up (CHECKPOINT, settle)", style="dim")
-            if v.phase and v.progress.text:
+            doing = v.doing()
+            if doing:
+                # What the backend does now (its wait, the WAL, the table), not just a clock.
+                text.append(f"\n{doing}", style="bold" if "deferred" in doing else "")
+            sized = v.progress.fraction is None and v.progress.text.startswith("table ")
+            if v.phase and v.progress.text and not (doing and sized):
                 text.append("\n")
                 if v.progress.fraction is not None:
                     text.append(f"{v.progress.fraction:.0%} · ", style="bold")
