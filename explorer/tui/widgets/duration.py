@@ -15,6 +15,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from explorer.analysis.report import SummaryRow
+from explorer.analysis.verdict import NO_BASELINE
 from explorer.lab.view.runstate import RunView
 from explorer.models import RunRecord
 from explorer.tui.widgets.fit import FitWidth
@@ -84,15 +85,18 @@ def interval_bar(median: float, lo: float, hi: float, top: float, width: int) ->
 
 
 def verdict_tail(row: SummaryRow) -> tuple[str, str]:
-    """(' baseline', 'dim'), (' faster', 'bold'), (' same', 'dim'), (' undecided', 'dim') or
-    (' too few (n=2)', 'dim')."""
+    """(' baseline', 'dim'), (' faster', 'bold'), (' same', 'dim'), (' undecided', 'dim'),
+    (' too few runs (n=2)', 'dim') — the table's words — or (' no baseline trial yet', 'dim')
+    while the baseline has only run its warm-up."""
     if row.baseline:
         return (" baseline (drifted)", "bold yellow") if row.drift else (" baseline", "dim")
     v = row.verdict
     if v is None:
         return "", "dim"
     if v.too_few:
-        return f" too few (n={min(v.n_baseline, v.n_candidate)})", "dim"
+        if not v.n_baseline:
+            return " no baseline trial yet", "dim"
+        return f" too few runs (n={min(v.n_baseline, v.n_candidate)})", "dim"
     if v.decided:
         return f" {v.word}", "bold"
     return f" {v.word}", "dim"
@@ -331,19 +335,33 @@ class DurationPane(VerticalScroll):
         names = [v.name for v in record.profile.variants] if record else []
         if not names or names == ["?"]:
             return text
-        text.append(f"\n{phase or 'total'} median", style="bold")
-        text.append(" [95% CI]", style="dim")
-        if len(phases) > 1:
-            text.append("  [p] phase", style="dim")
         by_name = {r.variant: r for r in rows if r.phase == phase}
         failed = {r.variant: r for r in rows if r.phase == "—"}
         spans = {name: interval_seconds(r) for name, r in by_name.items()}
+        # The header names what the rows under it show: an interval, a min–max, or both.
+        shown = {
+            "ci" if spans.get(name) is not None else "range"
+            for name, r in by_name.items()
+            if r.median is not None and (spans.get(name) is not None or r.n > 1)
+        }
+        text.append(f"\n{phase or 'total'} median", style="bold")
+        brackets = [b for k, b in (("ci", "[95% CI]"), ("range", "(min–max)")) if k in shown]
+        if brackets:
+            text.append(" " + " or ".join(brackets), style="dim")
+        if len(phases) > 1:
+            text.append("  [p] phase", style="dim")
         top = max(
             [r.max or 0.0 for r in by_name.values()]
             + [span[1] for span in spans.values() if span is not None],
             default=0.0,
         )
         tails = {name: verdict_tail(r) for name, r in by_name.items()}
+        base = record.profile.baseline_name() if record else None
+        if base is not None and not any(r.variant == base and r.phase != "—" for r in rows):
+            # The baseline has only run its warm-up: nothing is missing, it is just not yet.
+            for name, r in by_name.items():
+                if r.verdict is not None and r.verdict.word == NO_BASELINE:
+                    tails[name] = (" no baseline trial yet", "dim")
         # The verdict goes at the end of the bar line; every bar gives up the same room for
         # it, so lengths stay comparable between variants.
         room = max((len(t) for t, _ in tails.values()), default=0)
@@ -375,6 +393,9 @@ class DurationPane(VerticalScroll):
                 text.append(tail, style=style)
             elif name == self.view.variant:
                 text.append("  (running)", style="italic")
+            elif name in failed and failed[name].note.endswith("warm-up, not counted"):
+                # A warm-up is not a failure: no ✗, and no bar or verdict drawn from it.
+                text.append(f"  {failed[name].note}", style="dim")
             elif name in failed:
                 text.append(f"  ✗ {failed[name].note}", style="dim")
             else:
