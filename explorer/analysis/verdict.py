@@ -157,6 +157,11 @@ class Verdict(BaseModel):
         return self.word in (FASTER, SLOWER)
 
     @property
+    def no_baseline(self) -> bool:
+        """True when the baseline has no trial of this phase to compare with."""
+        return self.word == NO_BASELINE
+
+    @property
     def settled(self) -> bool:
         """True when the word is faster, slower or same: more trials are not needed."""
         return self.word in (FASTER, SLOWER, SAME)

@@ -15,7 +15,6 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from explorer.analysis.report import SummaryRow
-from explorer.analysis.verdict import NO_BASELINE
 from explorer.lab.view.runstate import RunView
 from explorer.models import RunRecord
 from explorer.tui.widgets.fit import FitWidth
@@ -360,7 +359,7 @@ class DurationPane(VerticalScroll):
         if base is not None and not any(r.variant == base and r.phase != "—" for r in rows):
             # The baseline has only run its warm-up: nothing is missing, it is just not yet.
             for name, r in by_name.items():
-                if r.verdict is not None and r.verdict.word == NO_BASELINE:
+                if r.verdict is not None and r.verdict.no_baseline:
                     tails[name] = (" no baseline trial yet", "dim")
         # The verdict goes at the end of the bar line; every bar gives up the same room for
         # it, so lengths stay comparable between variants.
