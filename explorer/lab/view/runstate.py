@@ -173,6 +173,8 @@ class RunView:
     progress: PhaseProgress = field(default_factory=PhaseProgress)
     phase_marks: deque[tuple[float, str]] = field(default_factory=lambda: deque(maxlen=MARKS_LEN))
     """(seconds, phase) of each phase start in this run: the charts draw a rule there."""
+    trial_marks: deque[tuple[float, str]] = field(default_factory=lambda: deque(maxlen=MARKS_LEN))
+    """(seconds, variant) of each trial start in this run: the charts label its band."""
     activity: ActivitySeries = field(default_factory=ActivitySeries)
     record: RunRecord | None = None
     """Trials so far, kept as the store keeps them, for `summarize`."""
@@ -204,6 +206,7 @@ class RunView:
             self.variant, self.repeat = event.variant, event.repeat
             self.round_plan = event.plan
             self.trial_started = event.at
+            self.trial_marks.append((event.at, event.variant))
             # The previous trial's last phase is not this variant's: forget it.
             self.phase, self.last_phase, self.progress = None, None, PhaseProgress()
             self.trial_phases = []
@@ -241,6 +244,7 @@ class RunView:
         self.progress = PhaseProgress()
         self.activity = ActivitySeries()
         self.phase_marks = deque(maxlen=MARKS_LEN)
+        self.trial_marks = deque(maxlen=MARKS_LEN)
         self.now = event.at
         profile = self.profile or Profile(
             name=event.profile, title=event.profile, workload="?", variants=[Variant(name="?")]

@@ -67,10 +67,11 @@ def narrate(event: Event) -> str | None:
         return f"{r.name:<16} {r.seconds:8.3f} s{rows}{mechanism_brief(r.mechanism)}"
     if isinstance(event, TrialEnded):
         t = event.result
+        # No rep here: the trial's start line counts it (by round, where there is a plan).
         if t.status != "ok":
-            return f"{t.variant} rep {t.repeat} {t.status}: {t.reason}"
+            return f"{t.variant} {t.status}: {t.reason}"
         warm = " (warm-up, not counted)" if t.warmup else ""
-        return f"{t.variant} rep {t.repeat} done in {sum(p.seconds for p in t.phases):.2f} s{warm}"
+        return f"{t.variant} done in {sum(p.seconds for p in t.phases):.2f} s{warm}"
     if isinstance(event, RunEnded):
         return f"run {event.run_id} {event.status}" + (f": {event.reason}" if event.reason else "")
     return None

@@ -343,12 +343,13 @@ class DurationPane(VerticalScroll):
             for name, r in by_name.items()
             if r.median is not None and (spans.get(name) is not None or r.n > 1)
         }
-        text.append(f"\n{phase or 'total'} median", style="bold")
+        # Spaces end a span rather than start the next: SVG viewers drop a span's leading ones.
+        text.append(f"\n{phase or 'total'} median ", style="bold")
         brackets = [b for k, b in (("ci", "[95% CI]"), ("range", "(min–max)")) if k in shown]
         if brackets:
-            text.append(" " + " or ".join(brackets), style="dim")
+            text.append(" or ".join(brackets) + "  ", style="dim")
         if len(phases) > 1:
-            text.append("  [p] phase", style="dim")
+            text.append("[p] phase", style="dim")
         top = max(
             [r.max or 0.0 for r in by_name.values()]
             + [span[1] for span in spans.values() if span is not None],
@@ -370,7 +371,8 @@ class DurationPane(VerticalScroll):
             row = by_name.get(name)
             if row is not None and row.median is not None and top > 0:
                 median, spread = triplet(row, top)
-                text.append(f"  {median}", style="bold")
+                text.append("  ")
+                text.append(median, style="bold")
                 span = spans.get(name)
                 if span is not None:
                     lo, hi = triplet_bounds(span, top)
