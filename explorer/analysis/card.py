@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from explorer.analysis.judge import TOTAL, Judgement, Samples, judge, measured, samples
 from explorer.analysis.units import human_bytes
-from explorer.analysis.verdict import Verdict, ratio_text
+from explorer.analysis.verdict import Verdict
 from explorer.models import RunRecord, TrialResult
 
 ARROW = "→"
@@ -138,10 +138,9 @@ def story(line: CardLine, dot: str = "·") -> str:
 
 
 def verdict_words(verdict: Verdict) -> str:
-    """'2.31× slower', '+3.59 s slower': the table's point and word, without the interval."""
-    if verdict.ratio is not None and verdict.below_floor is None:
-        return f"{ratio_text(verdict.ratio)}× {verdict.word_text()}"
-    return verdict.label()
+    """'2.31× slower', '+3.59 s slower': the table's point and word, without the interval
+    (what a narrow results table shows in its verdict column)."""
+    return verdict.short_label()
 
 
 def card_lines(record: RunRecord, judged: Judgement | None = None) -> list[CardLine]:

@@ -197,6 +197,20 @@ class Verdict(BaseModel):
             text += f" [{ratio_text(self.ci_low)}–{ratio_text(self.ci_high)}]"
         return f"{text} {self.word_text()}"
 
+    def short_label(self) -> str:
+        """The point and the word without the interval or the band, for a narrow column or
+        the end card: ``0.54× faster``, ``+3.59 s slower``, ``−4.7 ms same``; `label` has
+        the rest (a narrow table shows it under the selected row)."""
+        if self.word == NO_BASELINE or self.too_few:
+            return self.label()
+        if self.below_floor is not None:
+            if self.difference_seconds is None:
+                return self.word
+            return f"{_seconds(self.difference_seconds)} {self.word}"
+        if self.ratio is None:
+            return self.word
+        return f"{ratio_text(self.ratio)}× {self.word}"
+
     def __str__(self) -> str:
         return self.label()
 

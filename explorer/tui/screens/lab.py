@@ -246,7 +246,9 @@ class LabScreen(Screen[None]):
     @on(DataTable.RowHighlighted, "#results-table")
     def _row_chosen(self, event: DataTable.RowHighlighted) -> None:
         table = self.query_one(ResultsTable)
-        self.query_one(MechanismLine).show_row(table.row_at(event.cursor_row))
+        self.query_one(MechanismLine).show_row(
+            table.row_at(event.cursor_row), compact=table.compact
+        )
 
     @on(RunController.EventArrived)
     def _event_arrived(self, message: RunController.EventArrived) -> None:

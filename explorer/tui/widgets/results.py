@@ -81,8 +81,54 @@ def _top_wait(m: MechanismSummary | None) -> str:
     return f"{shares[0][0]} {shares[0][1]:.0%}" if shares else ""
 
 
-def cells(row: SummaryRow) -> list[Text | str]:
-    """One table row, formatted. Names are Text: DataTable reads a str as Rich markup."""
+COMPACT_DROPS = ("min", "max")
+"""Columns a narrow table leaves out: they go to the line under the selected row."""
+SHOWN_WHOLE = ("variant", "phase", "n", "min", "median", "max", "verdict")
+"""Columns that must never be cut: a table too narrow for them all goes compact."""
+
+
+def columns_for(compact: bool) -> list[tuple[str, str]]:
+    """The (key, header) of the columns shown, compact or not."""
+    return [(k, h) for k, h in COLUMNS if not (compact and k in COMPACT_DROPS)]
+
+
+def _verdict_short(row: SummaryRow) -> Text:
+    label = row.verdict_short()
+    if row.baseline:
+        return Text(label, style="bold yellow" if row.drift else "dim")
+    decided = row.verdict is not None and row.verdict.decided
+    return Text(label, style="bold" if decided else "dim")
+
+
+def cells(row: SummaryRow, compact: bool = False) -> list[Text | str]:
+    """One table row, formatted. Names are Text: DataTable reads a str as Rich markup.
+
+    Compact: no min and max, and the verdict without its interval (`2.30× slower`); the
+    line under the selected row has them.
+    """
+    full = _cells(row)
+    if not compact:
+        return full
+    out = []
+    for (key, _), value in zip(COLUMNS, full, strict=True):
+        if key in COMPACT_DROPS:
+            continue
+        out.append(_verdict_short(row) if key == "verdict" else value)
+    return out
+
+
+def needed_width(rows: list[SummaryRow], keys: tuple[str, ...] = SHOWN_WHOLE) -> int:
+    """Cells the full table needs to show `keys` whole (each column padded by 1 each side)."""
+    widths = {key: len(header) for key, header in COLUMNS if key in keys}
+    for row in rows:
+        for (key, _), value in zip(COLUMNS, _cells(row), strict=True):
+            if key in widths:
+                width = value.cell_len if isinstance(value, Text) else len(value)
+                widths[key] = max(widths[key], width)
+    return sum(w + 2 for w in widths.values())
+
+
+def _cells(row: SummaryRow) -> list[Text | str]:
     m = row.mechanism
     return [
         Text(row.variant),
@@ -128,14 +174,40 @@ class ResultsTable(DataTable[Text | str]):
         super().__init__(id=id)
         self._shown: list[tuple[str, list[tuple[str, str]]]] = []
         """(row key, what each cell shows) of the rows on screen."""
+        self.compact = False
+        """Too narrow for min, median, max and the whole verdict: the compact row is shown
+        (`2.30× slower`), the interval and min–max in the line under the selected row."""
 
     def on_mount(self) -> None:
-        """Columns, once."""
+        """Columns, once (again when the width calls for the other row)."""
         self.cursor_type = "row"
         self.zebra_stripes = True
         self.fixed_columns = 1
-        for key, header in COLUMNS:
+        self._add_columns()
+
+    def _add_columns(self) -> None:
+        for key, header in columns_for(self.compact):
             self.add_column(header, key=key)
+
+    def on_resize(self) -> None:
+        """A new width may need the other row shape."""
+        self._fit()
+
+    def _fit(self) -> bool:
+        """Go compact (or back) when the width asks; True when the shape changed."""
+        width = self.scrollable_content_region.width or self.size.width
+        if not width:
+            return False
+        compact = needed_width(self.summary_rows) > width
+        if compact == self.compact:
+            return False
+        self.compact = compact
+        cursor = self.cursor_row
+        self.clear(columns=True)
+        self._shown = []
+        self._add_columns()
+        self._fill(self.summary_rows, cursor)
+        return True
 
     def show(self, rows: list[SummaryRow]) -> None:
         """Show these rows, keeping the cursor where it was.
@@ -145,6 +217,13 @@ class ResultsTable(DataTable[Text | str]):
         table is rebuilt only when the rows' order changed.
         """
         self.summary_rows = list(rows)
+        if self._fit():
+            return  # rebuilt in the other shape, these rows included
+        self._fill(rows, -1)
+
+    def _fill(self, rows: list[SummaryRow], keep: int) -> None:
+        """Show `rows`, updating in place what is already shown (see `show`); `keep`: a
+        cursor row to restore after a rebuild (-1: none)."""
         keys = [f"{n}:{row.variant}:{row.phase}" for n, row in enumerate(rows)]
         shown = self._shown
         if keys[: len(shown)] != [k for k, _ in shown]:
@@ -154,11 +233,11 @@ class ResultsTable(DataTable[Text | str]):
             if rows:
                 self.move_cursor(row=0, animate=False)
         else:
-            cursor = -1
-        col_keys = [key for key, _ in COLUMNS]
+            cursor = keep
+        col_keys = [key for key, _ in columns_for(self.compact)]
         under_cursor_changed = cursor >= 0
         for n, (key, row) in enumerate(zip(keys, rows, strict=True)):
-            values = cells(row)
+            values = cells(row, self.compact)
             look = [_look(v) for v in values]
             if n < len(shown):
                 for col, value, old, new in zip(col_keys, values, shown[n][1], look, strict=True):
@@ -193,19 +272,27 @@ class MechanismLine(Static):
     DEFAULT_CSS = """
     MechanismLine {
         height: auto;
-        max-height: 4;
+        max-height: 5;
         color: $text-muted;
     }
     """
 
-    def show_row(self, row: SummaryRow | None) -> None:
-        """Describe `row` (None: nothing selected)."""
+    def show_row(self, row: SummaryRow | None, *, compact: bool = False) -> None:
+        """Describe `row` (None: nothing selected); `compact`: the table shows the compact
+        row, so its verdict in full, min–max and note come first."""
         if row is None or row.phase == "—":
             self.update("")
             return
         first, second = detail_lines(row.mechanism)
         text = Text()
         text.append(f"{row.variant} · {row.phase}: ", style="bold")
+        if compact:
+            text.append(row.verdict_label(), style="bold")
+            if row.min is not None and row.max is not None:
+                text.append(f" · min–max {row.min:.3f}–{row.max:.3f} s")
+            if row.note:
+                text.append(f" · {row.note}")
+            text.append("\n")
         text.append(first)
         if second:
             text.append("\n" + second)
