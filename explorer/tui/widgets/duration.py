@@ -283,7 +283,9 @@ class DurationPane(VerticalScroll):
                 text.append(f"\n{name} took {fmt_seconds(secs)}", style="dim")
             else:
                 text.append("\nsetting up (CHECKPOINT, settle)", style="dim")
-            doing = v.doing()
+            # Where a progress view measures the statement, it says enough; where none does
+            # (a COMMIT, a constraint check), what the backend does fills the silence.
+            doing = v.doing() if v.progress.fraction is None else ""
             if doing:
                 # What the backend does now (its wait, the WAL, the table), not just a clock.
                 text.append(f"\n{doing}", style="bold" if "deferred" in doing else "")

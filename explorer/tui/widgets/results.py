@@ -85,11 +85,8 @@ COMPACT_DROPS = ("min", "max")
 """Columns a narrow table leaves out: they go to the line under the selected row."""
 SHOWN_WHOLE = ("variant", "phase", "n", "min", "median", "max", "verdict")
 """Columns that must never be cut: a table too narrow for them all goes compact."""
-
-
-def columns_for(compact: bool) -> list[tuple[str, str]]:
-    """The (key, header) of the columns shown, compact or not."""
-    return [(k, h) for k, h in COLUMNS if not (compact and k in COMPACT_DROPS)]
+ALL_KEYS = tuple(key for key, _ in COLUMNS)
+"""Every column, in order: the full table."""
 
 
 def _verdict_short(row: SummaryRow) -> Text:
@@ -100,32 +97,52 @@ def _verdict_short(row: SummaryRow) -> Text:
     return Text(label, style="bold" if decided else "dim")
 
 
-def cells(row: SummaryRow, compact: bool = False) -> list[Text | str]:
-    """One table row, formatted. Names are Text: DataTable reads a str as Rich markup.
+def cells(row: SummaryRow, keys: tuple[str, ...] = ALL_KEYS) -> list[Text | str]:
+    """One table row, formatted, for the columns `keys`. Names are Text: DataTable reads a
+    str as Rich markup.
 
-    Compact: no min and max, and the verdict without its interval (`2.30× slower`); the
-    line under the selected row has them.
+    Without min and max (the compact row) the verdict loses its interval (`2.30× slower`);
+    the line under the selected row has them.
     """
-    full = _cells(row)
-    if not compact:
-        return full
+    compact = "min" not in keys
     out = []
-    for (key, _), value in zip(COLUMNS, full, strict=True):
-        if key in COMPACT_DROPS:
-            continue
-        out.append(_verdict_short(row) if key == "verdict" else value)
+    for (key, _), value in zip(COLUMNS, _cells(row), strict=True):
+        if key in keys:
+            out.append(_verdict_short(row) if compact and key == "verdict" else value)
     return out
 
 
-def needed_width(rows: list[SummaryRow], keys: tuple[str, ...] = SHOWN_WHOLE) -> int:
-    """Cells the full table needs to show `keys` whole (each column padded by 1 each side)."""
+def _widths(rows: list[SummaryRow], compact: bool) -> dict[str, int]:
+    """Each column's width: its header or its widest cell, as the compact or full row."""
+    keys = ALL_KEYS if not compact else tuple(k for k in ALL_KEYS if k not in COMPACT_DROPS)
     widths = {key: len(header) for key, header in COLUMNS if key in keys}
     for row in rows:
-        for (key, _), value in zip(COLUMNS, _cells(row), strict=True):
-            if key in widths:
-                width = value.cell_len if isinstance(value, Text) else len(value)
-                widths[key] = max(widths[key], width)
-    return sum(w + 2 for w in widths.values())
+        for key, value in zip(keys, cells(row, keys), strict=True):
+            width = value.cell_len if isinstance(value, Text) else len(value)
+            widths[key] = max(widths[key], width)
+    return widths
+
+
+def layout(rows: list[SummaryRow], width: int) -> tuple[str, ...]:
+    """The columns to show in `width` cells.
+
+    Min, median, max and every verdict whole when they fit, else the compact row (no min
+    and max, the verdict without its interval). Of the mechanism columns after them only
+    those that fit whole — a WAL figure cut to `49.` is a wrong number — and the note last,
+    cut on purpose (the line under the selected row and the export have them all).
+    """
+    full = _widths(rows, compact=False)
+    compact = sum(full[k] + 2 for k in SHOWN_WHOLE) > width
+    widths = _widths(rows, compact=True) if compact else full
+    keys = [k for k in SHOWN_WHOLE if not (compact and k in COMPACT_DROPS)]
+    used = sum(widths[k] + 2 for k in keys)
+    for key in ("wal", "extends", "wait"):
+        used += widths[key] + 2
+        if used > width:
+            break
+        keys.append(key)
+    keys.append("note")
+    return tuple(k for k in ALL_KEYS if k in keys)
 
 
 def _cells(row: SummaryRow) -> list[Text | str]:
@@ -174,9 +191,14 @@ class ResultsTable(DataTable[Text | str]):
         super().__init__(id=id)
         self._shown: list[tuple[str, list[tuple[str, str]]]] = []
         """(row key, what each cell shows) of the rows on screen."""
-        self.compact = False
+        self.keys: tuple[str, ...] = ALL_KEYS
+        """The columns shown (see `layout`)."""
+
+    @property
+    def compact(self) -> bool:
         """Too narrow for min, median, max and the whole verdict: the compact row is shown
         (`2.30× slower`), the interval and min–max in the line under the selected row."""
+        return "min" not in self.keys
 
     def on_mount(self) -> None:
         """Columns, once (again when the width calls for the other row)."""
@@ -186,22 +208,23 @@ class ResultsTable(DataTable[Text | str]):
         self._add_columns()
 
     def _add_columns(self) -> None:
-        for key, header in columns_for(self.compact):
-            self.add_column(header, key=key)
+        for key, header in COLUMNS:
+            if key in self.keys:
+                self.add_column(header, key=key)
 
     def on_resize(self) -> None:
         """A new width may need the other row shape."""
         self._fit()
 
     def _fit(self) -> bool:
-        """Go compact (or back) when the width asks; True when the shape changed."""
+        """Show the columns the width allows whole; True when the shape changed."""
         width = self.scrollable_content_region.width or self.size.width
         if not width:
             return False
-        compact = needed_width(self.summary_rows) > width
-        if compact == self.compact:
+        keys = layout(self.summary_rows, width)
+        if keys == self.keys:
             return False
-        self.compact = compact
+        self.keys = keys
         cursor = self.cursor_row
         self.clear(columns=True)
         self._shown = []
@@ -234,10 +257,10 @@ class ResultsTable(DataTable[Text | str]):
                 self.move_cursor(row=0, animate=False)
         else:
             cursor = keep
-        col_keys = [key for key, _ in columns_for(self.compact)]
+        col_keys = list(self.keys)
         under_cursor_changed = cursor >= 0
         for n, (key, row) in enumerate(zip(keys, rows, strict=True)):
-            values = cells(row, self.compact)
+            values = cells(row, self.keys)
             look = [_look(v) for v in values]
             if n < len(shown):
                 for col, value, old, new in zip(col_keys, values, shown[n][1], look, strict=True):
@@ -280,8 +303,12 @@ class MechanismLine(Static):
     def show_row(self, row: SummaryRow | None, *, compact: bool = False) -> None:
         """Describe `row` (None: nothing selected); `compact`: the table shows the compact
         row, so its verdict in full, min–max and note come first."""
-        if row is None or row.phase == "—":
+        if row is None:
             self.update("")
+            return
+        if row.phase == "—":
+            # A failed or skipped variant: its reason, which a narrow table may not show.
+            self.update(Text(f"{row.variant}: {row.note}") if compact and row.note else "")
             return
         first, second = detail_lines(row.mechanism)
         text = Text()
