@@ -4,7 +4,7 @@ The verdict is the judged one (`explorer.analysis.judge.judge`, the same call th
 table and every export make): warm-ups left out, the profile's threshold, the total phase
 when there is more than one, else the only phase. The story comes next: the phase whose
 median moved most from the baseline's, with its own before → after from the table's medians
-(`deferred  2.31× slower · 6.36 s · commit 5 ms → 3.60 s`) — the fsync or WAL counters are
+(`deferred  2.31× slower · 6.36 s · commit 5.4 ms → 3.60 s`) — the fsync or WAL counters are
 the mechanism, shown after it and only when they moved by more than a tenth. The widget in
 `explorer.tui.widgets.summary` only draws these rows; `story` is the same line as plain text
 for the report.
@@ -37,7 +37,7 @@ class CardLine:
             without trials).
         mechanism: A few words on why, e.g. "WAL 2.6 GiB → 8.7 KiB" ("" when nothing says).
         moved: The phase that moved most, with the baseline's and this variant's medians,
-            e.g. "commit 5 ms → 3.60 s" ("" for the baseline, a one-phase run, or no trial).
+            e.g. "commit 5.4 ms → 3.60 s" ("" for the baseline, a one-phase run, or no trial).
     """
 
     variant: str
@@ -95,7 +95,7 @@ def _mechanism(base: list[TrialResult], mine: list[TrialResult]) -> str:
 
 
 def moved_most(s: Samples, baseline: str, variant: str) -> str:
-    """'commit 5 ms → 3.60 s': the phase whose median moved most from the baseline's.
+    """'commit 5.4 ms → 3.60 s': the phase whose median moved most from the baseline's.
 
     Medians of the measured trials, as in the table's rows. A phase the baseline never ran
     counts from nothing ('add-fk 300 ms (new phase)'). Empty for a one-phase run (the
@@ -122,7 +122,7 @@ def moved_most(s: Samples, baseline: str, variant: str) -> str:
 
 
 def story(line: CardLine, dot: str = "·") -> str:
-    """The card's line as plain text: 'deferred 2.31× slower · 6.36 s · commit 5 ms → 3.60 s'.
+    """The card's line as plain text: 'deferred 2.31× slower · 6.36 s · commit 5.4 ms → 3.60 s'.
 
     The report prints it under the table, so the CLI tells the story in the card's words.
     """

@@ -197,19 +197,21 @@ class Verdict(BaseModel):
             text += f" [{ratio_text(self.ci_low)}–{ratio_text(self.ci_high)}]"
         return f"{text} {self.word_text()}"
 
+    def point_text(self) -> str:
+        """The point alone: ``0.54×``, or ``+3.59 s`` below the floor; '' without one."""
+        if self.below_floor is not None:
+            d = self.difference_seconds
+            return "" if d is None else _seconds(d)
+        return "" if self.ratio is None else f"{ratio_text(self.ratio)}×"
+
     def short_label(self) -> str:
         """The point and the word without the interval or the band, for a narrow column or
         the end card: ``0.54× faster``, ``+3.59 s slower``, ``−4.7 ms same``; `label` has
         the rest (a narrow table shows it under the selected row)."""
         if self.word == NO_BASELINE or self.too_few:
             return self.label()
-        if self.below_floor is not None:
-            if self.difference_seconds is None:
-                return self.word
-            return f"{_seconds(self.difference_seconds)} {self.word}"
-        if self.ratio is None:
-            return self.word
-        return f"{ratio_text(self.ratio)}× {self.word}"
+        point = self.point_text()
+        return f"{point} {self.word}" if point else self.word
 
     def __str__(self) -> str:
         return self.label()

@@ -21,7 +21,8 @@ from explorer.lab.store.replay import ReplaySource, recordings_dir
 from explorer.lab.store.results import ResultStore
 from explorer.tui.app import PgwxApp
 from explorer.tui.widgets.duration import DurationPane
-from explorer.tui.widgets.summary import SummaryCard
+from explorer.tui.widgets.summary import SummaryCard, render_card
+from tests.support import recorded
 from tests.support.app import wait_for
 
 RECORDING = recordings_dir() / "fk-timing-restore.pgwx"
@@ -87,3 +88,29 @@ async def test_card_line_is_the_tables_phase_that_moved_most(
         md = to_markdown(record)
         name, before, after = moved_most(rows, "none", "deferred")
         assert f"- deferred 2.31× slower · 6.36 s · {name} {seconds_text(before)} → " in md
+
+
+def test_a_verdict_in_seconds_reads_as_the_table_says_it() -> None:
+    """Below the 50 ms floor the table says `−2.1 s faster`; the card once said `? faster`."""
+    record = recorded.record()
+    for trial in record.trials:
+        if trial.variant == "unlogged":
+            for phase in trial.phases:
+                phase.seconds *= 0.001  # a total of a few ms: judged in seconds
+    row = next(r for r in summarize(record) if r.variant == "unlogged" and r.phase == TOTAL)
+    v = row.verdict
+    assert v is not None and v.below_floor == "candidate" and v.too_few  # two trials
+    card = render_card(record, 120).plain
+    line = next(text for text in card.splitlines() if text.startswith("unlogged"))
+    # Too few runs for a word: the point in seconds and a '?', never a bare '??'.
+    assert v.difference_seconds is not None and v.difference_seconds < 0
+    assert f"{v.point_text()}?" in line and v.point_text().startswith("−"), line
+    assert "??" not in line
+    # With enough runs, the table's point and word.
+    record.trials = [t.model_copy(deep=True) for t in record.trials for _ in range(3)]
+    row = next(r for r in summarize(record) if r.variant == "unlogged" and r.phase == TOTAL)
+    assert row.verdict is not None and not row.verdict.too_few
+    line = next(
+        text for text in render_card(record, 120).plain.splitlines() if text.startswith("unlogged")
+    )
+    assert row.verdict.short_label() in line and "faster" in line, line

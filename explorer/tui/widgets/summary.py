@@ -4,7 +4,7 @@ When a matrix ends it fills the duration pane: per variant one line with the ver
 the baseline, the total, the phase that moved most with its own before → after, and the
 mechanism when a counter moved — rows from `explorer.analysis.card` (the judged verdicts and
 medians the table shows); this widget only draws, e.g.
-`deferred  2.31× slower · 6.36 s · commit 5 ms → 3.60 s`. Bold and spaced out, to be read
+`deferred  2.31× slower · 6.36 s · commit 5.4 ms → 3.60 s`. Bold and spaced out, to be read
 from the back of a room; `Enter` opens the full table, `Escape` goes back to the bars.
 """
 
@@ -33,12 +33,15 @@ def _verdict_text(line: CardLine) -> Text:
         return Text(f"{glyph('✗')} no trial", style="dim")
     if verdict.ratio is None and verdict.difference_seconds is None:
         return Text(verdict.label(), style="dim")
-    shown = f"{verdict.ratio:.2f}{glyph('×')}" if verdict.ratio is not None else "?"
     if verdict.too_few:
+        # The point with a '?': too few runs for a word (the card's key says so).
+        shown = verdict.point_text().replace("×", glyph("×"))
         return Text(f"{shown}?", style="dim")
+    # The table's point and word (`2.31× slower`, `+3.59 s slower` below the floor).
+    words = verdict.short_label().replace("×", glyph("×"))
     if verdict.decided:
-        return Text(f"{shown} {verdict.word}", style="bold reverse")
-    return Text(f"{shown} {verdict.word}", style="bold" if verdict.settled else "dim")
+        return Text(words, style="bold reverse")
+    return Text(words, style="bold" if verdict.settled else "dim")
 
 
 def render_card(record: RunRecord | None, width: int, rows: int = 0) -> Text:
