@@ -26,7 +26,7 @@ from tests.support.faults import (
     sigkill,
     start_pgwx,
 )
-from tests.support.truth import last_line, napping, pgwx, sleeping_profile
+from tests.support.truth import last_line, leave_journal, napping, pgwx, sleeping_profile
 
 MINIMAL = {"minimal": 'wal_level = "minimal"'}
 PUT_BACK = "server settings put back (wal_level, max_wal_senders)"
@@ -147,3 +147,52 @@ async def test_impossible_shared_buffers_ends_the_run_with_the_servers_reason(
     assert owned.server.is_running()
     await owned.assert_as_before(before)
     assert "shared_buffers" not in (owned.server.data_dir / "postgresql.auto.conf").read_text()
+
+
+IMPOSSIBLE = {
+    "shared_buffers": {"auto": None, "set": "7TB"},
+    "synchronous_commit": {"auto": None, "set": "off"},
+}
+"""What a pgwx killed while it restarted its server for shared_buffers = 7TB leaves."""
+
+
+@pytest.mark.parametrize("command", ["server start", "restore", "run"])
+async def test_settings_repaired_offline_are_said_among_those_put_back(
+    owned: FaultServer, tmp_path: Path, command: str
+) -> None:
+    """The server cannot start with 7TB: the value is taken out of postgresql.auto.conf
+    offline, and the recovery's sentence names it with the rest (it used to say only what
+    the journal still held afterwards: synchronous_commit)."""
+    before = await owned.state()
+    alter = {name: entry["set"] for name, entry in IMPOSSIBLE.items()}
+    journal = await leave_journal(owned, tmp_path, IMPOSSIBLE, alter)
+    await asyncio.to_thread(owned.server.stop)
+    data_dir = owned.server.data_dir
+    args = [*command.split(), "--data-dir", str(data_dir)]
+    if command == "run":
+        (tmp_path / "plain.toml").write_text(profile_toml({"plain": ""}, gate=False, rows=10))
+        args = ["run", str(tmp_path / "plain.toml"), *args[1:], "--no-sample", "--settle", "0"]
+    code, out, err = await pgwx(tmp_path, *args)
+    assert code == 0, (out, err)
+    assert (
+        "removed shared_buffers='7TB', synchronous_commit='off' from "
+        f"{data_dir / 'postgresql.auto.conf'} and started it again"
+    ) in err, err
+    assert (
+        "put back settings left by an interrupted pgwx: shared_buffers, synchronous_commit"
+    ) in err, err
+    put_back = "server settings put back (shared_buffers, synchronous_commit)"
+    if command == "server start":
+        assert out.splitlines()[0] == f"left by an interrupted run: {put_back}", out
+    elif command == "restore":
+        assert last_line(out) == f"{out.split(': ', 1)[0]}: {put_back}", out
+        await owned.start_again()  # restore stopped the server it started
+    else:
+        run_id = run_ids(tmp_path / "results.sqlite")[-1]
+        assert last_line(err) == (
+            f"saved as run {run_id}; `pgwx report {run_id} --format csv|json`; "
+            "no server settings were left changed"
+        ), err
+        await owned.start_again()  # the run stopped the server it started
+    await owned.assert_as_before(before)
+    assert journal.load() == {}
