@@ -106,7 +106,11 @@ class _Alarm:
         print(f"\n\n*** {text}", file=sys.stderr, flush=True)
 
     def _dump(self, loop: asyncio.AbstractEventLoop | None) -> None:
-        faulthandler.dump_traceback(file=sys.stderr, all_threads=True)
+        try:
+            faulthandler.dump_traceback(file=sys.stderr, all_threads=True)
+        except (AttributeError, ValueError, OSError):  # --capture=sys: no file descriptor
+            if _REAL_STDERR is not None:
+                faulthandler.dump_traceback(file=_REAL_STDERR, all_threads=True)
         if loop is not None:
             for task in asyncio.all_tasks(loop):
                 print(f"--- {task!r}", file=sys.stderr)
