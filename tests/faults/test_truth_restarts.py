@@ -62,20 +62,29 @@ async def _kill_mid_trial(
     assert state["settings"][seen[0]] == seen[1] and state["schemas"], state
 
 
+@pytest.mark.parametrize("command", ["server start", "server stop", "restore"])
 @pytest.mark.parametrize("kind", sorted(RESTART_ONLY))
-async def test_server_start_after_a_kill_in_a_restart_only_variant(
-    owned: FaultServer, tmp_path: Path, kind: str
+async def test_recovery_after_a_kill_in_a_restart_only_variant(
+    owned: FaultServer, tmp_path: Path, kind: str, command: str
 ) -> None:
+    """The one recovery, through each command that runs it, restarts the server to put a
+    restart-only setting back and reconnects before its next step."""
     variant, name, value, names = RESTART_ONLY[kind]
     before = await owned.state()
     await _kill_mid_trial(owned, tmp_path, variant, (name, value))
     data_dir = str(owned.server.data_dir)
-    code, out, err = await pgwx(tmp_path, "server", "start", "--data-dir", data_dir)
+    code, out, err = await pgwx(tmp_path, *command.split(), "--data-dir", data_dir)
     assert code == 0, (out, err)
     assert "internal error" not in err and "Traceback" not in err
-    assert out.splitlines()[0] == (
-        f"left by an interrupted run: server settings put back ({names})"
-    ), out
+    put_back = f"server settings put back ({names})"
+    if command == "restore":
+        assert last_line(out) == f"{out.split(': ', 1)[0]}: {put_back}", out
+    else:
+        assert out.splitlines()[0] == f"left by an interrupted run: {put_back}", out
+    if command == "server stop":
+        assert out.splitlines()[-1] == f"stopped {data_dir}", out
+        assert not owned.server.is_running()
+        await owned.start_again()
     await owned.assert_as_before(before)
     assert not list((tmp_path / "state").glob("undo-*.json"))
 
