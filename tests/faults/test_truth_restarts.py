@@ -110,11 +110,20 @@ async def test_next_run_after_a_kill_in_a_restart_only_variant(
     assert integrity(tmp_path / "results.sqlite") == "ok"
 
 
+@pytest.mark.parametrize(
+    ("variant", "put_back"),
+    [
+        (MINIMAL, PUT_BACK),
+        # a restart that fails, a repair offline and a start: the SIGTERM waits for them all
+        ({"huge": 'shared_buffers = "7TB"'}, "server settings put back (shared_buffers)"),
+    ],
+    ids=["wal_level", "impossible-shared_buffers"],
+)
 async def test_sigterm_during_the_restart_puts_back_and_says_so(
-    owned: FaultServer, tmp_path: Path
+    owned: FaultServer, tmp_path: Path, variant: dict[str, str], put_back: str
 ) -> None:
     before = await owned.state()
-    (tmp_path / "minimal.toml").write_text(profile_toml(MINIMAL, gate=False))
+    (tmp_path / "minimal.toml").write_text(profile_toml(variant, gate=False))
     run = ["run", str(tmp_path / "minimal.toml"), "--data-dir", str(owned.server.data_dir)]
     child = await start_pgwx(tmp_path, *run, "--no-sample", "--settle", "0")
     seen: list[str] = []
@@ -126,7 +135,7 @@ async def test_sigterm_during_the_restart_puts_back_and_says_so(
         await sigkill(child)
     assert child.returncode == 128 + signal.SIGTERM, err
     run_id = run_ids(tmp_path / "results.sqlite")[-1]
-    assert last_line(err) == f"SIGTERM: run {run_id} cancelled; {PUT_BACK}", "".join(seen) + err
+    assert last_line(err) == f"SIGTERM: run {run_id} cancelled; {put_back}", "".join(seen) + err
     assert "could not put back" not in err
     # pgwx found the server running (a dead pgwx's) and leaves it so
     assert owned.server.is_running()
