@@ -214,3 +214,36 @@ async def test_settings_repaired_offline_are_said_among_those_put_back(
         await owned.start_again()  # the run stopped the server it started
     await owned.assert_as_before(before)
     assert journal.load() == {}
+
+
+async def test_the_app_after_a_kill_in_a_restart_only_variant(
+    owned: FaultServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The app opens its session through the same recovery: wal_level is put back by a
+    restart, said in the log, and the app goes on (no internal error)."""
+    from explorer.lab.store.results import ResultStore
+    from explorer.server.connect import LIBPQ_ENV
+    from explorer.tui.app import PgwxApp
+    from tests.support.app import connected, log_text, wait_for
+
+    before = await owned.state()
+    await _kill_mid_trial(owned, tmp_path)
+    for name in LIBPQ_ENV:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("PGWX_STATE_DIR", str(tmp_path / "state"))  # the killed pgwx's journal
+    store = ResultStore(tmp_path / "results.sqlite")
+    try:
+        app = PgwxApp(data_dir=owned.server.data_dir, store=store)
+        async with app.run_test(size=(120, 36)) as pilot:
+            lab = await connected(pilot)
+            said = log_text(lab)
+            assert "putbacksettingsleftbyaninterruptedpgwx:wal_level,max_wal_senders" in said, said
+            assert "internalerror" not in said.lower()
+            assert "wasinterrupted;itsfinishedtrialsarekept" in said
+            await pilot.press("q")
+            await wait_for(pilot, lambda: not app.is_running, 60)
+    finally:
+        store.close()
+    assert not owned.server.is_running()  # the app stopped the server the dead pgwx left
+    await owned.start_again()
+    await owned.assert_as_before(before)
