@@ -4,6 +4,7 @@ swallows its cancel, a child process waited for."""
 
 from __future__ import annotations
 
+import re
 import time
 
 import pytest
@@ -74,3 +75,44 @@ def test_a_hang_fails_its_own_test_loudly(
     assert "TestHung: test_hanging.py::test_blocks_in_a_sleep ran past" in out
     assert "its cancelled task did not end in 1 s: raising" in out
     assert took < 50, took  # four hangs of 60 s each, ended at 2 s (and 1 s more)
+
+
+STUBBORN = """
+import time
+
+import pytest
+
+
+@pytest.mark.time_limit(1)
+def test_will_not_end():
+    while True:
+        try:
+            time.sleep(60)
+        except BaseException:
+            pass
+
+
+def test_never_reached():
+    pass
+"""
+
+
+def test_a_test_that_will_not_end_takes_the_process_down_with_its_stacks(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))
+    pytester.makeconftest(
+        "import tests.support.timeouts as net\n"
+        "net.HARD_GRACE = 2.0\n"
+        'pytest_plugins = ["tests.support.timeouts"]\n'
+    )
+    pytester.makepyfile(test_stubborn=STUBBORN)
+    started = time.monotonic()
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", timeout=120)
+    took = time.monotonic() - started
+    out = result.stdout.str() + result.stderr.str()
+    assert result.ret == 1, out  # faulthandler's _exit(1), after its stacks:
+    assert "Timeout (0:00:0" in out and re.search(r"line \d+ in test_will_not_end", out), out
+    # the session was ended there: no summary, and the next test never ran
+    assert not re.search(r"=+ .*\b(passed|failed)\b.* in [\d.]+s", out), out
+    assert took < 60, took
