@@ -719,7 +719,7 @@ class Runner:
             sql = counters_sql(caps)
             ctx.counters = lambda: _read_counters(side, sql)
             if sampler is not None:
-                ctx.probe = PhaseProbe(sampler, side)
+                ctx.probe = PhaseProbe(sampler, side, work_prefix())
             result.settings = await settings_in_force(ctx.conn, list(WATCHED_GUCS))
             booted = await postmaster_start(side)
             await run_watched(
