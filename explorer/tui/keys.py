@@ -236,6 +236,16 @@ LAB_KEYS: tuple[LabKey, ...] = (
         show=False,
     ),
     LabKey(
+        key="P",
+        action="present",
+        label="Present",
+        title="Presenter layout on / off",
+        tooltip="Bars and one chart side by side, the verdict in large type (on by itself "
+        "from 100 columns at 30 rows or fewer)",
+        id="lab.present",
+        show=False,
+    ),
+    LabKey(
         key="question_mark",
         action="help",
         label="Help",

@@ -9,6 +9,7 @@ from the back of a room; `Enter` opens the full table, `Escape` goes back to the
 
 from __future__ import annotations
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual.binding import Binding
 from textual.message import Message
@@ -57,9 +58,14 @@ def render_card(record: RunRecord | None, width: int, rows: int = 0) -> Text:
     # Roomiest first: spaced out, then one block, then mechanisms only where they fit inline.
     for spaced, wrap_tails in ((True, True), (False, True), (False, False)):
         text = _card(record, lines, width, spaced=spaced, wrap_tails=wrap_tails)
-        if not rows or text.plain.count("\n") + 1 <= rows:
+        if not rows or _rows(text, width) <= rows:
             break
     return text
+
+
+def _rows(text: Text, width: int) -> int:
+    """Rows the text takes at this width, counting the lines that wrap (a long title)."""
+    return sum(max(1, -(-cell_len(line) // max(width, 1))) for line in text.plain.split("\n"))
 
 
 def _card(
