@@ -240,8 +240,7 @@ LAB_KEYS: tuple[LabKey, ...] = (
         action="present",
         label="Present",
         title="Presenter layout on / off",
-        tooltip="Bars and one chart side by side, the verdict in large type (on by itself "
-        "from 100 columns at 30 rows or fewer)",
+        tooltip="Bars beside one chart, verdict in big digits; automatic if wide but short",
         id="lab.present",
         show=False,
     ),
