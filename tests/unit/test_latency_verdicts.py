@@ -25,6 +25,15 @@ def _script(name: str) -> ModuleType:
     return module
 
 
+def test_tui_latency_says_when_the_max_is_over_the_goal() -> None:
+    judged = _script("tui_latency").judged
+    assert judged(30.0, 80.0, 90.0).startswith("ok")
+    over_max = judged(30.0, 80.0, 105.7)
+    assert not over_max.startswith("ok") and "max 106 ms > 100 ms" in over_max
+    assert judged(30.0, 101.0, 120.0).startswith("OVER")
+    assert judged(51.0, 90.0, 95.0).startswith("OVER")
+
+
 @pytest.mark.parametrize(
     ("values", "timeouts", "start"),
     [
