@@ -16,7 +16,8 @@ i, the pane's border title where 1-4 only move the focus), found in the output s
 the escape sequences taken out. A press whose string also arrived in the quiet moment before
 it is left out as ambiguous (counted, never timed).
 
-Two conditions per size: quiet, and with one CPU-bound process (a busy loop) beside it.
+Two conditions per size: quiet, and with one CPU-bound process (a busy loop) beside it;
+and as this machine's reference in the same run, the keys 1-4 before any run.
 100x30 is the presenter layout (by itself at that size); `WxH+present` passes --present.
 Goal (issue 21): p95 ≤ 100 ms and median ≤ 50 ms; "ok" is printed only when both hold and
 no press timed out, and a row whose maximum is over 100 ms says so.
@@ -81,14 +82,22 @@ FOCUSED: dict[str, tuple[str, ...]] = {
     "4": ("Results",),
 }
 """1-4 where the pane is already on screen: the border, with its title, redrawn focused."""
+IDLE_SHOWN: dict[str, tuple[str, ...]] = {"2": ("no run yet",), "3": ("waiting for samples",)}
+"""The duration pane and the chart before any run (the idle reference)."""
 SEQUENCE = ("1", "2", "3", "4", "i", "w", "l")
 """One cycle of keys: each changes what the one before left on screen."""
+IDLE_SEQUENCE = ("1", "2", "3", "4")
+"""The idle reference's keys: before any run every chart is 'waiting for samples'."""
 
 
-def markers(layout: str, key: str) -> tuple[str, ...]:
-    """What `key` makes appear in this layout ('tabs', 'grid' or 'present')."""
+def markers(layout: str, key: str, idle: bool = False) -> tuple[str, ...]:
+    """What `key` makes appear in this layout ('tabs', 'grid' or 'present'); `idle`: before
+    any run."""
     if key in CHART_KEYS:
         return CHART_KEYS[key]
+    brought_forward = layout == "tabs" or (layout == "present" and key != "3")
+    if idle and brought_forward and key in IDLE_SHOWN:
+        return IDLE_SHOWN[key]
     if layout == "tabs":
         return SHOWN[key]
     if layout == "present":
@@ -276,6 +285,13 @@ def measure_size(
             tail = term.text(max(len(term.raw) - 2000, 0))[-400:]
             raise SystemExit(f"the app did not connect at {spec}; last output: {tail!r}")
         term.pump(2.0)
+        # The reference, in the same app: the same keys with no run going (1-4 only).
+        tally = Tally()
+        for _ in range(args.cycles):
+            for key in IDLE_SEQUENCE:
+                words = markers(layout, key, idle=True)
+                press(term, key, words, random.uniform(0.2, 0.4), tally, args.verbose)
+        results.append(("idle, 1-4 (reference)", tally))
         for condition in ("quiet", "one CPU-bound process"):
             hog = busy_loop() if condition != "quiet" else None
             tally = Tally()

@@ -60,5 +60,11 @@ def test_terminal_latency_knows_each_layouts_markers() -> None:
     # where they bring a pane forward, its content (the tab bar alone would be too early)
     assert bench.markers("tabs", "1") == ("Workload",)
     assert bench.markers("present", "3") == ("Server activity",)
+    # before any run (the idle reference) the duration pane and the chart say so
+    assert bench.markers("tabs", "2", idle=True) == ("no run yet",)
+    assert bench.markers("tabs", "3", idle=True) == ("waiting for samples",)
+    assert bench.markers("present", "2", idle=True) == ("no run yet",)
+    assert bench.markers("present", "3", idle=True) == ("Server activity",)
+    assert bench.markers("grid", "2", idle=True) == ("Duration",)
     stripped = bench.ESCAPES.sub(b"", b"\x1b[1;31mWAL MiB/s \x1b[0m\x1b[12;4H(insert position)")
     assert stripped == b"WAL MiB/s (insert position)"
