@@ -117,7 +117,8 @@ class LabScreen(Screen[None]):
 
     HORIZONTAL_BREAKPOINTS: list[tuple[int, str]] = []
     VERTICAL_BREAKPOINTS: list[tuple[int, str]] = []
-    """None from Textual: `layout_classes` sets the layout classes, presenter mode included."""
+    """Empty, so Textual sets no breakpoint classes: `on_resize` sets them from
+    `layout_classes`, which knows the presenter layout too."""
 
     focused: Reactive[Widget | None] = Reactive(None, repaint=False)
     """The focused widget, as on every Screen, but a change of focus does not repaint the
@@ -240,7 +241,7 @@ class LabScreen(Screen[None]):
         classes = layout_classes(width, height, self.present)
         self.update_classes(classes, animate=False)
         if classes["-present"] and not was and self.present is None:
-            self.note(f"presenter layout ({width}x{height}): P for every pane")
+            self.note(f"presenter layout at {width}x{height}; P for the usual panes")
 
     def action_present(self) -> None:
         """Turn the presenter layout on or off (it stays as chosen whatever the size)."""
