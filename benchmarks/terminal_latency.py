@@ -323,18 +323,18 @@ def report(spec: str, layout: str, condition: str, tally: Tally) -> None:
     values = tally.ms
     name = f"{spec} {layout}, {condition}"
     if not values:
-        print(f"  {name:<36} no press measured ({tally.timeouts} timed out)")
+        print(f"  {name:<44} no press measured ({tally.timeouts} timed out)")
         return
     med, p95, top = statistics.median(values), pct(values, 95), max(values)
     print(
-        f"  {name:<36} n={len(values):<3} median {med:5.1f} ms  p95 {p95:5.1f} ms  "
+        f"  {name:<44} n={len(values):<3} median {med:5.1f} ms  p95 {p95:5.1f} ms  "
         f"max {top:5.1f} ms  [{judged(values, tally.timeouts)}]"
     )
     keys = "  ".join(
         f"{k} {statistics.median(v):.0f}" for k, v in sorted(tally.by_key.items()) if v
     )
     left = f"; {tally.ambiguous} ambiguous left out" if tally.ambiguous else ""
-    print(f"  {'':<36} median by key (ms): {keys}{left}")
+    print(f"  {'':<44} median by key (ms): {keys}{left}")
 
 
 def main() -> int:
