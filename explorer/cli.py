@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from explorer import paths
+from explorer.analysis import servers
 from explorer.analysis.judge import judge
 from explorer.analysis.report import EXIT_CODES, FORMATS, outcome, render
 from explorer.analysis.selftest import self_test, self_test_profile
@@ -42,6 +43,7 @@ from explorer.models import (
     PhaseStarted,
     RunRecord,
     SampleTaken,
+    ServerAxis,
     TrialEnded,
 )
 from explorer.server import installs
@@ -66,8 +68,10 @@ def _server_args(p: argparse.ArgumentParser, *, sub: bool = False) -> None:
     given: dict[str, Any] = {"default": argparse.SUPPRESS} if sub else {}
     p.add_argument(
         "--dsn",
+        action="append",
         help="connection string of your server (password is never shown); "
-        "without it and without PGHOST/PGSERVICE…, pgwx starts its bundled PG 18",
+        "without it and without PGHOST/PGSERVICE…, pgwx starts its bundled PG 18; "
+        "`pgwx run` takes several, to compare the servers",
         **given,
     )
     p.add_argument(
@@ -87,9 +91,10 @@ def _pg_args(p: argparse.ArgumentParser, given: dict[str, Any]) -> None:
     p.add_argument(
         "--pg",
         type=int,
+        action="append",
         metavar="N",
         help="own a cluster of the installed PostgreSQL N (`pgwx server list`); default: "
-        "the bundled 18",
+        "the bundled 18; `pgwx run --pg 15 --pg 18` runs on both, taking turns",
         **given,
     )
     p.add_argument(
@@ -99,6 +104,44 @@ def _pg_args(p: argparse.ArgumentParser, given: dict[str, Any]) -> None:
         help="own a cluster made with the PostgreSQL programs in DIR (`pg_config --bindir`)",
         **given,
     )
+
+
+SEVERAL_SERVERS = (
+    "Several servers (--pg or --dsn given more than once) are for `pgwx run`; give one here."
+)
+
+
+def several_servers(args: argparse.Namespace) -> list[tuple[str | None, int | None]]:
+    """The servers --dsn/--pg name, as (dsn, pg) pairs in the order given; `args.dsn` and
+    `args.pg` become the single value every other command reads (or one sentence why not)."""
+    dsns: list[str] = getattr(args, "dsn", None) or []
+    pgs: list[int] = getattr(args, "pg", None) or []
+    if "dsn" in args:
+        args.dsn = dsns[-1] if dsns else None
+    if "pg" in args:
+        args.pg = pgs[-1] if pgs else None
+    if len(dsns) <= 1 and len(pgs) <= 1:
+        return [(args.dsn if "dsn" in args else None, args.pg if "pg" in args else None)]
+    if getattr(args, "command", None) != "run":
+        raise UsageError(SEVERAL_SERVERS)
+    if dsns and (pgs or getattr(args, "pg_bin", None)):
+        raise UsageError(
+            "Several servers are either yours (--dsn, --dsn …) or ones pgwx owns (--pg 15 "
+            "--pg 18), not both in one run."
+        )
+    if getattr(args, "pg_bin", None) is not None:
+        raise UsageError("--pg-bin names one installation; with several --pg give only --pg N.")
+    if getattr(args, "data_dir", None) is not None:
+        raise UsageError(
+            "--data-dir names one cluster; with several --pg each version uses its own "
+            "directory under pgwx's data directory (PGWX_CLUSTER_HOME moves them all)."
+        )
+    named = dsns or pgs
+    repeated = next((x for i, x in enumerate(named) if x in named[:i]), None)
+    if repeated is not None:
+        option = "--dsn" if dsns else f"--pg {repeated}"
+        raise UsageError(f"{option} is given twice; name each server once.")
+    return [(d, None) for d in dsns] if dsns else [(None, n) for n in pgs]
 
 
 def owned_bindir(args: argparse.Namespace) -> Path | None:
@@ -336,6 +379,19 @@ class Progress:
         self.live = self.out.isatty()
         self.phase = ""
         self._line = False
+        self._tag = ""
+
+    def tagged(self, tag: str) -> Callable[[Event], None]:
+        """`self`, for the events of one server of several: its lines start with [tag]."""
+
+        def emit(event: Event) -> None:
+            self._tag = f"[{tag}] "
+            try:
+                self(event)
+            finally:
+                self._tag = ""
+
+        return emit
 
     def _control(self, sequence: str) -> None:
         """Write pgwx's own terminal control (clear the live line): past the text filter."""
@@ -365,7 +421,7 @@ class Progress:
                 line = f"  {LEVEL_MARK[event.level]} {line}"
             elif isinstance(event, PhaseEnded | TrialEnded):
                 line = f"    {line}"
-            self._print(line)
+            self._print(self._tag + line if self._tag else line)
 
 
 def threshold_arg(value: str | None) -> float | None:
@@ -421,23 +477,27 @@ def cmd_run(args: argparse.Namespace) -> int:
         sample=not args.no_sample,
         trust_sql=args.trust_sql,
     )
+    servers_named = getattr(args, "servers", None) or [(args.dsn, args.pg)]
+    several = len(servers_named) > 1
+    if several and testing:
+        raise UsageError("pgwx selftest measures one server; give one --pg or --dsn.")
     say = Progress()
     if request.estimate.large:
         say._print(f"{profile.name} at --scale {args.scale:g}: {request.estimate.describe()}")
     store = ResultStore()
-    runner: Runner | None = None
-    session: Session | None = None
+    runners: list[Runner] = []
+    sessions: list[Session] = []
     interrupts: list[int] = []
     cancelled = False
+    records: list[RunRecord] = []
     # SIGHUP and SIGTERM do what Ctrl-C does (cancel, undo, stop the server pgwx started),
     # then exit 128 + the signal; while the server starts or stops they are only counted.
     signals = TerminatingSignals()
     signals.install()
     try:
-        session = resolve_session(args, store, say._print)
+        sessions = resolve_sessions(args, servers_named, store, say._print)
 
-        async def open_and_run(session: Session) -> Any:
-            nonlocal runner
+        async def open_and_run() -> list[RunRecord]:
             main = asyncio.current_task()
             assert main is not None
             with signals.listening(lambda _signo: main.cancel()):
@@ -454,47 +514,164 @@ def cmd_run(args: argparse.Namespace) -> int:
                 asyncio.get_running_loop().add_signal_handler(signal.SIGINT, on_interrupt)
                 if signals.received:
                     raise asyncio.CancelledError  # it came while the server was starting
-                caps: Capabilities = await session.open(lambda m: say._print(f"  ! {m}"))
-                runner = Runner(session.target, profile, store, request.options, caps=caps)
-                return await runner.run(say)
+                if not several:
+                    caps: Capabilities = await sessions[0].open(lambda m: say._print(f"  ! {m}"))
+                    runner = Runner(sessions[0].target, profile, store, request.options, caps=caps)
+                    runners.append(runner)
+                    return [await runner.run(say)]
+                return await run_on_servers(
+                    sessions, servers_named, profile, store, request, say, runners
+                )
 
-        record = asyncio.run(open_and_run(session))
+        records = asyncio.run(open_and_run())
     except (KeyboardInterrupt, asyncio.CancelledError):
         cancelled = True  # said last, once the server is released
     finally:
-        if session is not None:
+        for session in sessions:
             session.release(say._print)
         store.close()
         signals.uninstall()
-    settings = _settings_clause(runner, session)
+    settings = _settings_clause(runners, sessions)
+    ids = ", ".join(r.run_id for r in runners)
+    first = runners[0].run_id if runners else ""
     if cancelled:
         if signals.received:
-            done = f"run {runner.run_id} cancelled" if runner is not None else "nothing ran"
+            done = f"run {ids} cancelled" if runners else "nothing ran"
             say._print(f"{signals.name}: {done}; {settings}")
             return signals.exit_status
-        if runner is None:
+        if not runners:
             say._print(f"cancelled before the run started; {settings}")
         else:
             say._print(
-                f"cancelled: finished trials kept in run "
-                f"{runner.run_id} (`pgwx report {runner.run_id}`); {settings}"
+                f"cancelled: finished trials kept in run {ids} (`pgwx report {first}`); {settings}"
             )
         return 130
     if signals.received:  # it came while the server was being stopped: the run itself is stored
-        say._print(f"{signals.name}: run {record.id} is stored; {settings}")
+        say._print(f"{signals.name}: run {ids} is stored; {settings}")
         return signals.exit_status
+    record = records[0]
     if testing:
         say._print("simulating this profile's verdicts at the noise just measured")
         print(selftest_text(self_test(record, original), original), end="")
+    elif several:
+        print(servers.render(records, args.format), end="")
     else:
         print(render(record, args.format), end="")
-    say._print(f"saved as run {record.id}; `pgwx report {record.id} --format csv|json`; {settings}")
-    if runner is not None and not runner.undo.complete:
+    how = f"`pgwx report {record.id} --format csv|json`"
+    say._print(f"saved as run {ids}; {how}; {settings}")
+    if any(not r.undo.complete for r in runners):
         return EXIT_CODES["failed"]  # something pgwx set is still set: said on the last line
+    if several:
+        ended = servers.outcome(servers.judge_servers(records))
+        return EXIT_CODES.get(ended, EXIT_CODES["failed"])
     return run_exit_status(record, testing)
 
 
-def _settings_clause(runner: Any, session: Session | None) -> str:
+def resolve_sessions(
+    args: argparse.Namespace,
+    named: list[tuple[str | None, int | None]],
+    store: ResultStore,
+    say: Callable[[str], None],
+) -> list[Session]:
+    """A session per server named; if one cannot be had, the ones started are released and
+    one sentence says which server failed and that nothing ran."""
+    if len(named) == 1:
+        return [resolve_session(args, store, say)]
+    sessions: list[Session] = []
+    for dsn, pg in named:
+        try:
+            bindir = None if pg is None else installs.choose(pg, None)
+            sessions.append(
+                Session.resolve(
+                    store,
+                    dsn=dsn,
+                    keep_server=args.keep_server,
+                    say=say,
+                    bindir=None if bindir is None else bindir.bindir,
+                )
+            )
+        except PgwxError as exc:
+            for session in sessions:
+                session.release(say)
+            raise PgwxError(server_failed(dsn, pg, exc)) from None
+    return sessions
+
+
+def server_failed(dsn: str | None, pg: int | None, exc: BaseException) -> str:
+    """'--pg 16 cannot be used, so nothing ran on any server: …' (a DSN shown masked)."""
+    from explorer.server.conninfo import mask_secrets
+
+    what = f"--pg {pg}" if pg is not None else f"--dsn {mask_secrets(dsn or '')}"
+    return f"{what} cannot be used, so nothing ran on any server: {exc}"
+
+
+async def run_on_servers(
+    sessions: list[Session],
+    named: list[tuple[str | None, int | None]],
+    profile: Any,
+    store: ResultStore,
+    request: RunRequest,
+    say: Progress,
+    runners: list[Any],
+) -> list[RunRecord]:
+    """One runner per server, taking turns trial by trial; if one fails outright, the others
+    are cancelled (and undo) rather than going on half-way."""
+    from explorer.lab.run.runner import Runner
+    from explorer.lab.run.turns import Turnstile
+
+    caps: list[Capabilities] = []
+    for session, (dsn, pg) in zip(sessions, named, strict=True):
+        try:
+            caps.append(await session.open(lambda m: say._print(f"  ! {m}")))
+        except PgwxError as exc:
+            raise PgwxError(server_failed(dsn, pg, exc)) from None
+    ids = [c.system_identifier for c in caps]
+    for i, sysid in enumerate(ids):
+        if sysid in ids[:i]:
+            raise UsageError(
+                f"{sessions[i].target.label()} is the same server as "
+                f"{sessions[ids.index(sysid)].target.label()}; name each server once."
+            )
+    labels = servers.labels([c.major for c in caps])
+    turnstile = Turnstile(len(sessions))
+    for session, c in zip(sessions, caps, strict=True):
+        runners.append(
+            Runner(session.target, profile, store, request.options, caps=c, turnstile=turnstile)
+        )
+    run_ids = [r.run_id for r in runners]
+    for i, runner in enumerate(runners):
+        runner.axis = ServerAxis(
+            group=run_ids[0], label=labels[i], position=i, runs=run_ids, labels=labels
+        )
+    say._print(
+        "servers take turns trial by trial: "
+        + ", ".join(f"{labels[i]} = {s.target.label()}" for i, s in enumerate(sessions))
+    )
+    tasks = [
+        asyncio.create_task(runner.run(say.tagged(labels[i]))) for i, runner in enumerate(runners)
+    ]
+    try:
+        return list(await asyncio.gather(*tasks))
+    except BaseException:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
+
+
+def _settings_clause(runners: list[Any], sessions: list[Session]) -> str:
+    """What each server's settings are now, from what its undo (or recovery) did."""
+    several = len(sessions) > 1
+    parts = []
+    for i, session in enumerate(sessions):
+        runner = runners[i] if i < len(runners) else None
+        clause = _one_settings_clause(runner, session)
+        tag = runner.axis.label if runner is not None and runner.axis is not None else None
+        parts.append(f"on {tag or session.target.label()}: {clause}" if several else clause)
+    return "; ".join(parts) or "no server settings were changed"
+
+
+def _one_settings_clause(runner: Any, session: Session | None) -> str:
     """What the server's settings are now, from what the undo (or the recovery) did."""
     if runner is not None:
         return runner.undo_outcome().sentence(restore_command(runner.target))
@@ -543,6 +720,7 @@ def cmd_runs(_args: argparse.Namespace) -> int:
         print(
             f"{r.id:<22} {r.profile.name:<20} {r.status:<11} {trials:<18} "
             f"PG {r.server.capabilities.version} {r.server.dsn_masked}"
+            + (f" · {r.axis.label} of {', '.join(r.axis.labels)}" if r.axis else "")
         )
     return 0
 
@@ -560,7 +738,12 @@ def cmd_report(args: argparse.Namespace) -> int:
     threshold = threshold_arg(args.threshold)
     store = ResultStore()
     run_id = chosen_run(store, args.run)
-    print(render(store.load(run_id), args.format, threshold), end="")
+    record = store.load(run_id)
+    group = store.group(record)
+    if len(group) > 1:  # one server's share of a run on several: show them all
+        print(servers.render(group, args.format, threshold), end="")
+    else:
+        print(render(record, args.format, threshold), end="")
     return 0
 
 
@@ -604,6 +787,12 @@ def cmd_replay(args: argparse.Namespace) -> int:
         if wait:
             time.sleep(wait)
         progress(event)
+    if source.record is not None and source.record.axis is not None:
+        others = source.record.axis.runs
+        if all(store.has_run(run_id) for run_id in others):
+            print(servers.render(store.group(source.record), "md"), end="")
+            return 0
+        print(f"(this is {servers.label(source.record)}'s share of a run on several servers)")
     if source.record is not None:
         print(render(source.record, "md"), end="")
     return 0
@@ -831,6 +1020,13 @@ def _list_installs() -> int:
     return 0
 
 
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    """The command line, with `servers` (see `several_servers`) and one --dsn/--pg value."""
+    args = build_parser().parse_args(argv)
+    args.servers = several_servers(args)
+    return args
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the `pgwx` command.
 
@@ -846,7 +1042,11 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(argv: list[str] | None) -> int:
-    args = build_parser().parse_args(argv)
+    try:
+        args = parse_args(argv)
+    except PgwxError as exc:
+        print(f"pgwx: {exc}", file=sys.stderr)
+        return 2
     if args.results:
         # every store this process opens (run, runs, report, the app …) is this one
         os.environ["PGWX_RESULTS"] = args.results

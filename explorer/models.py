@@ -549,6 +549,25 @@ class Environment(BaseModel):
 RunStatus = Literal["running", "finished", "failed", "cancelled", "incomplete"]
 
 
+class ServerAxis(BaseModel):
+    """This run's place among the runs of one `pgwx run` on several servers (`--pg 15 --pg 18`).
+
+    Each server's trials are a run of their own (its own undo journal, recovery and scope);
+    the runs share `group`, took turns trial by trial, and are judged against the first.
+    """
+
+    group: Text
+    """The id shared by the runs of one multi-server run (the first run's id)."""
+    label: Text
+    """How verdicts name this server: '15', '18', or '18 #2' when two are the same major."""
+    position: int
+    """0 for the reference server (the first named), 1, 2 … for the others."""
+    runs: list[Text]
+    """Every server's run id, in position order (the reference's first): the group."""
+    labels: list[Text] = []
+    """Every server's label, in the same order."""
+
+
 class RunRecord(BaseModel):
     """One `pgwx run`: a profile's whole matrix."""
 
@@ -563,6 +582,8 @@ class RunRecord(BaseModel):
     trials: list[TrialResult] = []
     environment: Environment | None = Field(default=None, exclude_if=lambda v: v is None)
     """Versions, settings, CPU and machine load; None in runs stored before pgwx kept it."""
+    axis: ServerAxis | None = Field(default=None, exclude_if=lambda v: v is None)
+    """Set when this run is one server's share of a run on several servers."""
 
 
 # --------------------------------------------------------------------------- events

@@ -31,9 +31,10 @@ from tests.support.paths import ROOT
 from tests.support.runs import RunProfile
 from tests.support.server import PG15_BIN, server_state
 
-pytest_plugins = ["pytester", "tests.support.isolation"]
+pytest_plugins = ["pytester", "tests.support.isolation", "tests.support.timeouts"]
 """pytester: tests/unit/test_rooms.py runs the marker hook in a sandbox; isolation: no test may
-reach the user's real pgwx files (see tests/support/isolation.py)."""
+reach the user's real pgwx files (see tests/support/isolation.py); timeouts: a test that hangs
+fails alone, loudly, instead of stalling the run (see tests/support/timeouts.py)."""
 
 SERVER_FIXTURES = frozenset({"pg_base", "pg18_server", "pg15_server", "pg18", "pg15", "any_pg"})
 """A test that uses one of these, itself or through another fixture, needs a real server."""

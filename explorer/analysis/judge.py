@@ -17,8 +17,9 @@ words, during the run and years later.
 from __future__ import annotations
 
 import statistics
-from collections.abc import Iterable
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from explorer.analysis.family import judge_family
 from explorer.analysis.sequential import ALPHA, look_alpha, planned_looks, useful_looks
@@ -35,6 +36,8 @@ from explorer.models import Profile, RunRecord, TrialResult
 
 TOTAL = "total"
 """The name of the summed phase in tables with more than one phase."""
+
+K = TypeVar("K", bound=Hashable)
 
 PhaseKey = tuple[str, str]
 """(variant, phase)."""
@@ -209,36 +212,65 @@ def judge(
 
 def _replay_looks(out: Judgement, s: Samples, cells: list[PhaseKey], profile: Profile) -> None:
     """Judge `cells` at each planned look the run reached, settled ones kept as they were."""
+    base = out.baseline
+    done = max((r for rs in s.rounds.values() for r in rs), default=0)
+    verdicts, out.planned, out.looks = replay_looks(
+        cells,
+        lambda key, point: (_upto(s, (base, key[1]), point), _upto(s, key, point)),
+        profile,
+        done,
+        out.threshold,
+    )
+    out.verdicts.update(verdicts)
+
+
+def replay_looks(
+    cells: list[K],
+    pair_upto: Callable[[K, int], tuple[list[float], list[float]]],
+    profile: Profile,
+    done: int,
+    threshold: float,
+) -> tuple[dict[K, Verdict], list[int], list[int]]:
+    """Judge `cells` at each planned look `done` measured rounds reached (a settled word is
+    kept), Holm-corrected together at each look's share of α.
+
+    Args:
+        cells: The comparisons of the table, one family.
+        pair_upto: (cell, last measured round) → (reference seconds, candidate seconds).
+        profile: Whose repeats plan the looks.
+        done: Measured rounds so far.
+        threshold: Noise threshold of the words.
+
+    Returns:
+        The verdicts, the planned looks and the looks taken.
+    """
     if not cells:
-        return
+        return {}, [], []
     planned = planned_looks(profile.repeats, profile.min_repeats, profile.max_repeats)
     if profile.repeats == "auto":
         planned = useful_looks(planned, len(cells))
-    out.planned = planned
-    done = max((r for rs in s.rounds.values() for r in rs), default=0)
     auto = profile.repeats == "auto"
     # Fixed repeats: one look, at the end. Auto: the planned looks passed, and the end (a run
     # cut short ends between looks; one longer than planned makes its end one more look).
     points = [n for n in planned if n < done] + [done] if auto else [done]
-    out.looks = points
     alpha = look_alpha(max(len(planned), len(points)))
-    base = out.baseline
+    verdicts: dict[K, Verdict] = {}
     open_ = list(cells)
     for point in points:
-        pairs = {k: (_upto(s, (base, k[1]), point), _upto(s, k, point)) for k in open_}
         judged = judge_family(
-            pairs,
+            {k: pair_upto(k, point) for k in open_},
             alpha=alpha,
             family_size=len(cells),
-            threshold=out.threshold,
+            threshold=threshold,
             reported_alpha=ALPHA,
         )
         for key in open_:
             v = judged[key]
-            out.verdicts[key] = v.model_copy(update={"look": point}) if auto else v
-        open_ = [k for k in open_ if not out.verdicts[k].settled]
+            verdicts[key] = v.model_copy(update={"look": point}) if auto else v
+        open_ = [k for k in open_ if not verdicts[k].settled]
         if not open_:
             break
+    return verdicts, planned, points
 
 
 def undecided_text(judged: Judgement) -> str | None:

@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from explorer.analysis import environment, mechanism
+from explorer.analysis.card import card_lines, story
 from explorer.analysis.judge import TOTAL, Judgement, judge, measured, samples, undecided_text
 from explorer.analysis.mechanism import MechanismSummary
 from explorer.analysis.verdict import Verdict
@@ -53,6 +54,12 @@ class SummaryRow:
         if self.baseline:
             return 1.0 if self.median is not None else None
         return self.verdict.ratio if self.verdict is not None else None
+
+    def verdict_short(self) -> str:
+        """The verdict cell of a narrow table: ``2.30× slower``; the interval goes elsewhere."""
+        if self.baseline or self.verdict is None:
+            return self.verdict_label()
+        return self.verdict.short_label()
 
     def verdict_label(self) -> str:
         """The verdict cell: ``baseline``, ``0.54× [0.50–0.58] faster``, ``too few runs (n=3)``."""
@@ -210,6 +217,18 @@ def footnotes(record: RunRecord, judged: Judgement) -> list[str]:
     return out
 
 
+def story_lines(record: RunRecord, judged: Judgement) -> list[str]:
+    """The end card's lines, in its words: the run's story under the table (a matrix only)."""
+    if len(record.profile.variants) < 2 or not measured(record.trials):
+        return []
+    lines = card_lines(record, judged)
+    return [
+        "In short (total per trial, median; the phase that moved most):",
+        *(f"- {md_cell(story(line))}" for line in lines),
+        "",
+    ]
+
+
 def p_cell(v: Verdict | None) -> str:
     """``0.0029 (0.017)``: the comparison's own p-value and, in brackets, after the table's
     correction (what faster/slower is decided on); empty without one."""
@@ -290,7 +309,7 @@ def to_markdown(record: RunRecord, threshold: float | None = None) -> str:
         ]
         lines.append("| " + " | ".join(cells) + " |")
     common, differ = settings_table(record)
-    lines += ["", *footnotes(record, judged), ""]
+    lines += ["", *story_lines(record, judged), *footnotes(record, judged), ""]
     if record.server.off_defaults:
         lines.append(
             "Off their defaults on this server, not set by pgwx: "

@@ -30,7 +30,9 @@ Methods, and why these:
 - **Tiny phases**: when a median is below `floor_seconds` (default 50 ms: timer and polling
   resolution), a ratio is dominated by the error of the small number (an immediate COMMIT of
   0.012 s makes a deferred one "420×"). Such phases get the Hodges–Lehmann difference in
-  seconds with the same Moses interval on raw seconds, judged against ± the floor.
+  seconds with the same Moses interval on raw seconds, judged against ± the floor when both
+  medians are below it, else against ± the threshold of the median above it (a 38 ms gain on
+  72 ms is a finding, not noise under the floor).
 
 Four words (`WORDS`), each meaning one thing:
 
@@ -133,7 +135,11 @@ class Verdict(BaseModel):
     """Which median fell below `floor_seconds`; when set, the verdict is in seconds, not a
     ratio."""
     floor_seconds: float = DEFAULT_FLOOR_SECONDS
-    """Below-floor phases: differences within ± this many seconds are the same."""
+    """Medians below this many seconds get a difference in seconds instead of a ratio."""
+    margin_seconds: float | None = None
+    """Below the floor: the ± band the difference was judged against — the floor when both
+    medians are below it, else the threshold times the median above it. None before pgwx
+    kept it (the floor was the band then)."""
     confidence: float = 0.95
     """Confidence level of this interval (above 0.95 after a correction)."""
     threshold: float = DEFAULT_THRESHOLD
@@ -151,6 +157,11 @@ class Verdict(BaseModel):
         return self.word in (FASTER, SLOWER)
 
     @property
+    def no_baseline(self) -> bool:
+        """True when the baseline has no trial of this phase to compare with."""
+        return self.word == NO_BASELINE
+
+    @property
     def settled(self) -> bool:
         """True when the word is faster, slower or same: more trials are not needed."""
         return self.word in (FASTER, SLOWER, SAME)
@@ -158,8 +169,8 @@ class Verdict(BaseModel):
     def same_text(self) -> str:
         """``same within ±3 %`` (or ``±50 ms`` below the floor)."""
         if self.below_floor is not None:
-            f = self.floor_seconds
-            return f"same within ±{f * 1000:g} ms" if f < 1 else f"same within ±{f:g} s"
+            f = self.floor_seconds if self.margin_seconds is None else self.margin_seconds
+            return f"same within ±{f * 1000:.3g} ms" if f < 1 else f"same within ±{f:.3g} s"
         return f"same within ±{self.threshold * 100:g} %"
 
     def word_text(self) -> str:
@@ -181,16 +192,33 @@ class Verdict(BaseModel):
             return f"{_seconds(self.difference_seconds)} {self.word_text()} ({tail})"
         if self.ratio is None:
             return self.word_text()
-        text = f"{_ratio(self.ratio)}×"
+        text = f"{ratio_text(self.ratio)}×"
         if self.ci_low is not None and self.ci_high is not None:
-            text += f" [{_ratio(self.ci_low)}–{_ratio(self.ci_high)}]"
+            text += f" [{ratio_text(self.ci_low)}–{ratio_text(self.ci_high)}]"
         return f"{text} {self.word_text()}"
+
+    def point_text(self) -> str:
+        """The point alone: ``0.54×``, or ``+3.59 s`` below the floor; '' without one."""
+        if self.below_floor is not None:
+            d = self.difference_seconds
+            return "" if d is None else _seconds(d)
+        return "" if self.ratio is None else f"{ratio_text(self.ratio)}×"
+
+    def short_label(self) -> str:
+        """The point and the word without the interval or the band, for a narrow column or
+        the end card: ``0.54× faster``, ``+3.59 s slower``, ``−4.7 ms same``; `label` has
+        the rest (a narrow table shows it under the selected row)."""
+        if self.word == NO_BASELINE or self.too_few:
+            return self.label()
+        point = self.point_text()
+        return f"{point} {self.word}" if point else self.word
 
     def __str__(self) -> str:
         return self.label()
 
 
-def _ratio(x: float) -> str:
+def ratio_text(x: float) -> str:
+    """A ratio as every table writes it: 0.54, 12.3, 420."""
     if x >= 100:
         return f"{x:.0f}"
     if x >= 10:
@@ -418,10 +446,14 @@ def compare(
         )
         shift, interval = shift_estimate(b, c, confidence)
         interval = None if few else interval
-        common.update(difference_seconds=shift, below_floor=side)
+        # Both below the floor: a difference under it is timer and polling resolution. One
+        # side above it: that side is measured well, so the difference is judged against the
+        # threshold of it — 34 ms against 72 ms, disjoint, is faster, not "same within ±50 ms".
+        margin = floor_seconds if side == "both" else threshold * max(med_b, med_c)
+        common.update(difference_seconds=shift, below_floor=side, margin_seconds=margin)
         if interval is not None:
             common.update(diff_ci_low=interval[0], diff_ci_high=interval[1])
-        word = word_for(shift, interval, 0.0, floor_seconds)
+        word = word_for(shift, interval, 0.0, margin)
         return Verdict(**common, word=word)  # type: ignore[arg-type]
     log_shift, log_ci = shift_estimate(
         [math.log(x) for x in b], [math.log(x) for x in c], confidence

@@ -196,6 +196,9 @@ class LocalServer:
         """True when this object started the server (so it should stop it)."""
         self.holder: str | None = None
         """Who holds the directory when this object only attached ("pgwx pid … since …")."""
+        self.repaired_offline: list[str] = []
+        """Settings taken out of postgresql.auto.conf while the server was stopped, so that it
+        could start; the recovery that follows says them among those put back."""
         self._lock = datadir.DirLock(self.data_dir, self._owner)
 
     # ------------------------------------------------------------------ plumbing

@@ -3,7 +3,9 @@
 A row is drawn when its first trial ends and its cells are updated in place afterwards (to
 keep the bytes on a slow link down). The columns were sized to the first values only, so 30
 trials showed as `3` and a verdict grown from `too few runs` lost its word and bracket — at
-80, 120 and 200 columns alike.
+80, 120 and 200 columns alike. And at 80 columns the longest verdicts ran off the table's
+right edge (`2.30× [1.65–3.43] slo`): a table too narrow for them shows the compact row
+(`2.30× slower`) and the whole verdict, with min–max, in the line under the selected row.
 """
 
 from __future__ import annotations
@@ -16,10 +18,14 @@ from pathlib import Path
 import pytest
 from rich.text import Text
 from textual.app import App, ComposeResult
+from textual.widgets import DataTable
 
 from explorer.analysis.report import SummaryRow, summarize
+from explorer.lab.store.recording import import_recording
+from explorer.lab.store.replay import recordings_dir
+from explorer.lab.store.results import ResultStore
 from explorer.models import RunRecord, TrialResult
-from explorer.tui.widgets.results import COLUMNS, ResultsTable, cells
+from explorer.tui.widgets.results import COLUMNS, MechanismLine, ResultsTable, cells
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "durability.json"
 
@@ -76,11 +82,84 @@ async def test_counts_and_verdicts_grow_their_columns(size: tuple[int, int]) -> 
         table.show(many)
         await pilot.pause()
         need = _cell_widths(many)
+        if table.compact:
+            need["verdict"] = max(len(r.verdict_short()) for r in many)
         for key, _ in COLUMNS:
             if key == "note":
                 continue  # cut on purpose (NOTE_WIDTH), the export has it whole
+            if key not in table.columns:
+                # min and max move under the selected row (compact), a mechanism column
+                # that would not fit whole is left out (the line under the row has it)
+                assert (table.compact and key in ("min", "max")) or key in (
+                    "wal",
+                    "extends",
+                    "wait",
+                )
+                continue
             column = table.columns[key]  # type: ignore[index]
             assert column.content_width >= need[key], (key, column.content_width, need[key])
         # What the terminal shows: the n column says 30, not 3.
         n_col = table.columns["n"]  # type: ignore[index]
         assert n_col.content_width >= 2
+
+
+# --------------------------------------------------------------------------- what is on screen
+
+
+class DetailApp(App[None]):
+    """The table and the line under it, wired as the lab wires them."""
+
+    def compose(self) -> ComposeResult:
+        yield ResultsTable(id="results")
+        yield MechanismLine(id="mechanism")
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        table = self.query_one(ResultsTable)
+        self.query_one(MechanismLine).show_row(
+            table.row_at(event.cursor_row), compact=table.compact
+        )
+
+
+def fk_timing_record(tmp_path: Path) -> RunRecord:
+    """The shipped fk-timing-restore recording: the longest verdicts pgwx writes."""
+    store = ResultStore(tmp_path / "r.sqlite")
+    return import_recording(store, recordings_dir() / "fk-timing-restore.pgwx")
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 36), (200, 50)])
+@pytest.mark.parametrize("which", ["durability x30", "fk-timing-restore"])
+async def test_n_and_the_verdict_are_whole_on_screen(
+    size: tuple[int, int], which: str, tmp_path: Path
+) -> None:
+    record = _record(30) if which == "durability x30" else fk_timing_record(tmp_path)
+    rows = summarize(record)
+    async with DetailApp().run_test(size=size) as pilot:
+        table = pilot.app.query_one(ResultsTable)
+        table.show(rows)
+        await pilot.pause(0.2)
+        # Full rows where they fit, compact ones (no interval) where they do not; never cut.
+        if which == "fk-timing-restore":
+            assert table.compact == (size[0] == 80), size  # its verdicts need ~110 columns
+        drawn = [s.text for s in table.render_lines(table.region.reset_offset)]
+        # Every column but the note (cut on purpose) ends inside the table: none half shown.
+        shown = [table.columns[k] for k in table.keys if k != "note"]  # type: ignore[index]
+        room = table.scrollable_content_region.width
+        assert sum(c.get_render_width(table) for c in shown) <= room, table.keys
+        for n, row in enumerate(rows[: table.size.height - 2]):
+            line = drawn[n + 1]  # under the header
+            words = line.split()
+            assert str(row.n) in words, (line, row.n)
+            verdict = row.verdict_short() if table.compact else row.verdict_label()
+            assert verdict in line, (line, verdict)
+        if table.compact:
+            # The interval the compact row leaves out is under the selected row.
+            cut = next(r for r in rows if r.verdict is not None and "[" in r.verdict_label())
+            table.move_cursor(row=rows.index(cut))
+            await pilot.pause(0.2)
+            detail = " ".join(
+                s.text
+                for s in pilot.app.query_one(MechanismLine).render_lines(
+                    pilot.app.query_one(MechanismLine).region.reset_offset
+                )
+            )
+            assert cut.verdict_label() in " ".join(detail.split()), detail

@@ -18,6 +18,7 @@ from tests.support.faults import (
     profile_toml,
     read_until,
     run_ids,
+    run_status,
     sigkill,
     start_pgwx,
 )
@@ -66,3 +67,45 @@ async def test_ctrl_c_while_the_server_starts_is_one_line(owned_base: Path, tmp_
     assert child.returncode == 130, err
     assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
     assert last_line(err).startswith("cancelled before the run started"), err
+
+
+async def test_ctrl_c_in_the_app_during_a_live_matrix_says_press_q(
+    owned: FaultServer, tmp_path: Path
+) -> None:
+    """Ctrl-C during a matrix on the bundled server names the key that quits, and quits
+    nothing; that key (the footer's q) cancels the run and puts the server back."""
+    from explorer.lab.profiles.catalog import load_profile
+    from explorer.lab.store.results import ResultStore
+    from explorer.server.connect import Target
+    from explorer.tui.app import PgwxApp
+    from tests.support.app import connected, wait_for
+
+    before = await owned.state()
+    path = tmp_path / "live.toml"
+    path.write_text(profile_toml({"sync-off": 'synchronous_commit = "off"'}))
+    profile = load_profile(str(path))
+    store = ResultStore(tmp_path / "results.sqlite")
+    app = PgwxApp(target=Target(bundled=owned.server), store=store, profiles=[profile])
+    said: list[str] = []
+    app.notify = lambda message, **_kw: said.append(str(message))  # type: ignore[method-assign]
+    try:
+        async with Gate(owned) as gate:
+            async with app.run_test(size=(120, 36)) as pilot:
+                lab = await connected(pilot)
+                lab.knob_panel.choose_profile(profile.name)
+                await pilot.pause()
+                await pilot.press("m")
+                await gate.reached()
+                await pilot.press("ctrl+c")
+                await pilot.pause(0.2)
+                assert any("Ctrl-C does not quit pgwx: press q" in m for m in said), said
+                # nothing stopped: the app runs, and so does the trial at the gate
+                assert app.is_running and await gate.waiting()
+                assert (await owned.state())["settings"]["synchronous_commit"] == "off"
+                await pilot.press("q")
+                await wait_for(pilot, lambda: not app.is_running, 60)
+    finally:
+        store.close()
+    await owned.assert_as_before(before)
+    run_id = run_ids(tmp_path / "results.sqlite")[-1]
+    assert run_status(tmp_path / "results.sqlite", run_id) == ("cancelled", "cancelled by the user")

@@ -5,6 +5,7 @@ stop it (issue 20): a killed pgwx's server reused by the next run, two runs on o
 from __future__ import annotations
 
 import asyncio
+import signal
 from pathlib import Path
 
 import asyncpg
@@ -134,3 +135,53 @@ async def test_two_runs_on_one_data_dir(
             f"bundled server left running in {data_dir}: the pgwx that holds it is still "
             "using it, and stops it when done"
         ) in second
+
+
+async def test_a_run_without_settings_beside_one_holding_fsync_off_never_waits_for_it(
+    owned: FaultServer, tmp_path: Path
+) -> None:
+    """Issue 20: such a run waited 73 s in silence — each of its phases waited up to 10 s
+    for the neighbour's workload sessions to leave. It waits for nobody else's now, says it
+    leaves the neighbour's settings alone, and the neighbour puts fsync back."""
+    from explorer.lab.measure.probe import QUIESCE_TIMEOUT
+    from explorer.lab.store.results import ResultStore
+    from explorer.models import PhaseEnded, PhaseStarted
+    from tests.support.faults import run_ids
+    from tests.support.truth import last_line
+
+    before = await owned.state()
+    data_dir = str(owned.server.data_dir)
+    (tmp_path / "nofsync.toml").write_text(sleeping_profile({"nofsync": 'fsync = "off"'}))
+    holder = await start_pgwx(
+        tmp_path, "run", str(tmp_path / "nofsync.toml"), "--data-dir", data_dir, *QUICK
+    )
+    try:
+        await napping(owned)
+        assert (await owned.state())["settings"]["fsync"] == "off"
+        text = profile_toml({}, gate=False, rows=10, repeats=2)
+        text += '[[params.phases]]\nname = "second"\nsql = "SELECT count(*) FROM {t}"\n'
+        (tmp_path / "plain.toml").write_text(text + '[[variants]]\nname = "plain"\nknobs = {}\n')
+        # sampled (no --no-sample): the phase readings are where the wait was
+        code, _out, err = await pgwx(
+            tmp_path, "run", str(tmp_path / "plain.toml"), "--data-dir", data_dir, "--settle", "0"
+        )
+        assert code == 0, err
+        assert "server settings stay as they are: another pgwx" in err
+        run_id = run_ids(tmp_path / "results.sqlite")[-1]
+        store = ResultStore(tmp_path / "results.sqlite")
+        try:
+            events = list(store.events(run_id))
+        finally:
+            store.close()
+        started = [e for e in events if isinstance(e, PhaseStarted)]
+        ended = [e for e in events if isinstance(e, PhaseEnded)]
+        assert len(started) == len(ended) == 4, events
+        overheads = [e.at - s.at - e.result.seconds for s, e in zip(started, ended, strict=True)]
+        assert max(overheads) < QUIESCE_TIMEOUT / 2, overheads
+        holder.send_signal(signal.SIGINT)
+        _out, err = await finish(holder, 60)
+    finally:
+        await sigkill(holder)
+    assert holder.returncode == 130, err
+    assert last_line(err).endswith("server settings put back (fsync)"), err
+    await owned.assert_as_before(before)

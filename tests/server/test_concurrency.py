@@ -10,12 +10,13 @@ from pathlib import Path
 
 import pytest
 
+from explorer.lab.measure.probe import QUIESCE_TIMEOUT
 from explorer.lab.run.owner import ServerBusy
 from explorer.lab.run.runner import Runner, RunOptions
 from explorer.lab.run.session import recover
 from explorer.lab.scope import create_marked_schema, schema_for
 from explorer.lab.store.results import ResultStore
-from explorer.models import Event, Knobs, Profile, TrialEnded, Variant
+from explorer.models import Event, Knobs, PhaseEnded, PhaseStarted, Profile, TrialEnded, Variant
 from explorer.server.capabilities import probe
 from explorer.server.connect import Target
 from tests.support.runs import small_profile
@@ -93,6 +94,29 @@ async def test_two_runs_without_settings_keep_apart_and_a_cancel_ends_only_its_o
     assert a.store.load(a.run_id).status == "cancelled"
     assert await server_state(pg18) == before
     assert not any(s.startswith("pgwx_lab") for s in await schemas(pg18))
+
+
+async def test_a_phase_never_waits_for_another_runs_workload_sessions(
+    pg18: Target, store: ResultStore, tmp_path: Path
+) -> None:
+    """Issue 20: beside a run holding fsync=off, a run without settings waited 73 s in silence —
+    each phase's end waited up to QUIESCE_TIMEOUT for every pgwx-work session on the server to
+    leave, the neighbour's included. Only this run's own helpers are waited for now."""
+    neighbour = await pg18.connect("work-20990101-000000-aaaaaa-main")  # another run's session
+    try:
+        profile = small_profile("table-kind", [Variant(name="v")], rows=1000, repeats=2)
+        events: list[Event] = []
+        record = await runner(pg18, profile, tmp_path / "r.sqlite").run(events.append)
+    finally:
+        await neighbour.close()
+    assert record.status == "finished", [t.reason for t in record.trials]
+    started = [e for e in events if isinstance(e, PhaseStarted)]
+    ended = [e for e in events if isinstance(e, PhaseEnded)]
+    assert len(started) == len(ended) >= 4
+    # a phase's end (its last reading, once its own helpers are gone) is quick; the wait
+    # that counted the neighbour took QUIESCE_TIMEOUT, every phase
+    overheads = [e.at - s.at - e.result.seconds for s, e in zip(started, ended, strict=True)]
+    assert max(overheads) < QUIESCE_TIMEOUT / 2, overheads
 
 
 async def test_second_pgwx_changing_settings_is_refused_naming_the_first(

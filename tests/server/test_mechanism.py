@@ -172,12 +172,13 @@ async def test_environment_is_recorded_and_reported(
 
 async def test_sampler_splits_one_process_into_two_phase_windows(pg18: Target) -> None:
     from explorer.lab.measure.probe import PhaseProbe
+    from explorer.lab.scope import work_prefix
     from tests.support.sampling import lab, sampling
 
     async with lab(pg18) as (conn, _), sampling(pg18, interval=0.1) as (sampler, _):
         side = await pg18.connect("probe")
         try:
-            probe = PhaseProbe(sampler, side)
+            probe = PhaseProbe(sampler, side, work_prefix())
             await probe.begin("first")
             await conn.execute("SELECT pg_sleep(0.6)")
             probe.split("second")

@@ -300,6 +300,52 @@ async def test_a_failing_phase_is_recorded_and_the_run_goes_on(
     assert "phase boom: boom on unlogged" in failed_row
 
 
+async def test_a_phase_of_several_statements_counts_the_rows_of_each(
+    pg18: Target, run_profile: RunProfile
+) -> None:
+    """Two UPDATEs in one phase once reported the second's rows only (the string's last
+    command tag, issue 21). Each statement's rows count, the phase stays one transaction,
+    and a phase with its own transaction control says its rows are unknown, not the last
+    statement's."""
+    params = {
+        "tables": [{"name": "t", "columns": "id int PRIMARY KEY, a int"}],
+        "setup": "INSERT INTO {t} SELECT g, 0 FROM generate_series(1, 100) g",
+        "phases": [
+            {
+                "name": "two-updates",
+                "sql": "UPDATE {t} SET a = 1 WHERE id <= 10;\n"
+                "SELECT count(*) FROM {t};\n"
+                "UPDATE {t} SET a = 2 WHERE id > 10 AND id <= 35;",
+            },
+            {
+                "name": "one-txn",
+                # Fails on its second statement: the trial fails with the server's sentence.
+                "sql": "UPDATE {t} SET a = 9 WHERE id = 1; SELECT 1 / (SELECT count(*) - "
+                "count(*) FROM {t} WHERE a = 9)",
+            },
+        ],
+    }
+    record, _ = await run_profile(pg18, sql_profile(params, [Variant(name="logged")]))
+    trial = trials(record)["logged"]
+    assert [p.name for p in trial.phases] == ["two-updates"]
+    # 10 + 25 rows written; the SELECT between them is a read, not a write.
+    assert trial.phases[0].rows == 35
+    assert trial.status == "failed" and "division by zero" in (trial.reason or "")
+
+    params["phases"] = [
+        {
+            "name": "own-txn",
+            "sql": "BEGIN; UPDATE {t} SET a = 3 WHERE id <= 5; COMMIT",
+        },
+        {"name": "check", "sql": "UPDATE {t} SET a = a WHERE a = 3"},
+    ]
+    record, _ = await run_profile(pg18, sql_profile(params, [Variant(name="logged")], "own2"))
+    trial = trials(record)["logged"]
+    assert trial.status == "ok", trial.reason
+    assert trial.phases[0].rows is None  # its own BEGIN/COMMIT: unknown, not COMMIT's nothing
+    assert trial.phases[1].rows == 5  # and its writes were committed, as written
+
+
 # --------------------------------------------------------------------------- prepare kinds
 
 

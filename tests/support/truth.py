@@ -65,7 +65,12 @@ async def napping(fs: FaultServer, timeout: float = 120.0) -> None:
                 )
             finally:
                 conn.terminate()
-        except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError):
+        except (
+            OSError,
+            asyncpg.PostgresError,
+            asyncpg.InterfaceError,
+            asyncpg.InternalClientError,  # "cannot switch to state …": the restart cut it
+        ):
             return False
 
     await wait_until(asleep, "a trial to nap", timeout)

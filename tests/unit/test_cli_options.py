@@ -30,7 +30,7 @@ def test_server_options_count_before_and_after_the_subcommand(
     option: list[str], dest: str, value: object, before: bool
 ) -> None:
     argv = [*option, "run", "quick-demo"] if before else ["run", "quick-demo", *option]
-    args = cli.build_parser().parse_args(argv)
+    args = cli.parse_args(argv)
     assert getattr(args, dest) == value
 
 
@@ -39,11 +39,11 @@ def test_data_dir_counts_for_the_server_command(before: bool) -> None:
     argv = ["--data-dir", "/x", "server", "status"]
     if not before:
         argv = ["server", "status", "--data-dir", "/x"]
-    assert cli.build_parser().parse_args(argv).data_dir == Path("/x")
+    assert cli.parse_args(argv).data_dir == Path("/x")
 
 
 def test_defaults_survive_without_the_options() -> None:
-    args = cli.build_parser().parse_args(["run", "quick-demo"])
+    args = cli.parse_args(["run", "quick-demo"])
     assert (args.dsn, args.data_dir, args.keep_server, args.allow_risky) == (
         None,
         None,

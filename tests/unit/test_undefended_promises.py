@@ -1,9 +1,10 @@
 """Promises no test defended (issue 20): each assertion here fails when its promise breaks.
 
 Drift is judged in both directions; the CPU steal warning fires at its documented 5 % of the
-run (10 % between two trials); the default connect timeout is 10 s when none is set. And two
-smaller faults: --scale 1e300 stays within statement_timeout's range, and PGPORT=notaport is
-named as such (it was blamed on "the connection string").
+run (10 % between two trials); the default connect timeout is 10 s when none is set; a
+stricter statement_timeout the user set stays in force (once defended in a slow test only).
+And two smaller faults: --scale 1e300 stays within statement_timeout's range, and
+PGPORT=notaport is named as such (it was blamed on "the connection string").
 """
 
 from __future__ import annotations
@@ -82,3 +83,32 @@ def test_a_bad_pgport_is_named_not_blamed_on_the_connection_string(
         "PGPORT='notaport' is not a port number; set it to one such as 5432, or unset it."
     )
     assert Target(dsn="host=/x port=5433").connect_kwargs()["port"] == 5433  # the DSN's wins
+
+
+@pytest.mark.parametrize(
+    ("theirs", "in_force"),
+    [
+        (None, "600000"),  # none set: pgwx's own, ten minutes for a small profile
+        ("0", "600000"),  # 0 is "no limit": pgwx's own
+        ("5000", "5000"),  # a stricter one the user set stays in force
+        ("3600000", "600000"),  # a looser one gives way to pgwx's
+    ],
+)
+def test_a_stricter_statement_timeout_the_user_set_stays_in_force(
+    theirs: str | None, in_force: str
+) -> None:
+    from explorer.lab.workloads.base import session_settings
+    from explorer.lab.workloads.bulk_write import BulkWriteParams
+    from explorer.models import GucInfo
+    from tests.support.runs import fake_caps
+
+    caps = fake_caps()
+    if theirs is not None:
+        caps.gucs["statement_timeout"] = GucInfo(
+            name="statement_timeout", setting=theirs, unit="ms", context="user"
+        )
+    else:
+        caps.gucs.pop("statement_timeout", None)
+    said = session_settings(caps, BulkWriteParams(rows=1000))
+    assert said["statement_timeout"] == in_force
+    assert said["client_connection_check_interval"]  # PG 14+: the client check as well

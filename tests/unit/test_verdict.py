@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 import math
 import random
+import statistics
 
 import pytest
 
@@ -146,6 +147,25 @@ def test_tiny_baseline_shows_absolute_difference_not_a_ratio() -> None:
     back = compare(commit_deferred, commit_immediate)
     assert back.below_floor == "candidate" and back.ratio is None
     assert back.label() == "−4.85 s faster (tiny candidate)"
+
+
+def test_a_tiny_candidate_against_a_measurable_baseline_is_judged_on_the_baseline() -> None:
+    """34 ms against 72 ms, ranges disjoint (issue 21): once `same within ±50 ms`, because
+    the candidate fell under the floor and the floor was the band. The baseline is measured
+    well; the band is the threshold of it, so the halving is a finding."""
+    baseline = [0.070, 0.071, 0.072, 0.073, 0.074, 0.0715, 0.0725, 0.0705, 0.0735, 0.072]
+    candidate = [0.033, 0.034, 0.035, 0.0345, 0.0335, 0.034, 0.0338, 0.0342, 0.0348, 0.0332]
+    assert max(candidate) < min(baseline)
+    v = compare(baseline, candidate)
+    assert v.below_floor == "candidate"
+    assert v.margin_seconds == pytest.approx(0.03 * statistics.median(baseline))
+    assert v.word == "faster"
+    assert v.label() == "−0.038 s faster (tiny candidate)"
+    assert compare(candidate, baseline).label() == "+0.038 s slower (tiny baseline)"
+    # Both below the floor: the floor stays the band (timer and polling resolution).
+    both = compare([x / 2 for x in baseline], candidate)
+    assert both.below_floor == "both" and both.margin_seconds == pytest.approx(0.05)
+    assert both.label() == "−2.0 ms same within ±50 ms (tiny phase)"
 
 
 def test_tiny_difference_between_tiny_phases_is_not_a_finding() -> None:

@@ -32,12 +32,13 @@ class PhaseProbe:
     Args:
         sampler: The run's sampler.
         conn: A session that is not the workload's, to see when helper processes are gone.
-        prefix: application_name prefix of the workload's sessions.
+        prefix: application_name prefix of exactly this run's workload sessions
+            (`explorer.lab.scope.work_prefix`). Another pgwx's sessions on the same server
+            must not count: a phase used to wait its whole QUIESCE_TIMEOUT for a neighbour's
+            trial to end (issue 20: 73 s in silence beside a run holding fsync=off).
     """
 
-    def __init__(
-        self, sampler: TrialSampler, conn: asyncpg.Connection, prefix: str = "pgwx-work"
-    ) -> None:
+    def __init__(self, sampler: TrialSampler, conn: asyncpg.Connection, prefix: str) -> None:
         self.sampler = sampler
         self.conn = conn
         self.prefix = prefix

@@ -24,6 +24,7 @@ import asyncpg
 from explorer.analysis.environment import warnings as machine_warnings
 from explorer.analysis.judge import Judgement, judge, undecided_text
 from explorer.analysis.rounds import RoundPlan
+from explorer.analysis.servers import RoundVote, next_round
 from explorer.analysis.verdict import balanced_order
 from explorer.lab.measure.environment import MachineLoad
 from explorer.lab.measure.environment import capture as capture_environment
@@ -53,6 +54,7 @@ from explorer.lab.run.settings import (
     ServerSettings,
     settings_in_force,
 )
+from explorer.lab.run.turns import Turnstile
 from explorer.lab.run.undo import Undo, data_dir_option
 from explorer.lab.scope import (
     create_marked_schema,
@@ -75,6 +77,7 @@ from explorer.models import (
     RunStarted,
     RunStatus,
     SampleTaken,
+    ServerAxis,
     ServerInfo,
     TableKind,
     TrialEnded,
@@ -168,6 +171,9 @@ class Runner:
         options: Scale, repeats, variant subset, opt-ins, and whether (and how often) the
             statistics sampler runs.
         caps: The server's capabilities, already probed by the session; None to probe here.
+        turnstile: With several servers in one run, the turns this runner takes with the
+            others' runners (`explorer.lab.run.turns`); None when it runs alone.
+        axis: This run's place among the servers' runs (stored with the record).
     """
 
     def __init__(
@@ -178,8 +184,12 @@ class Runner:
         options: RunOptions | None = None,
         *,
         caps: Capabilities | None = None,
+        turnstile: Turnstile | None = None,
+        axis: ServerAxis | None = None,
     ) -> None:
         self.target = target
+        self.turnstile = turnstile
+        self.axis = axis
         self.options = options or RunOptions()
         self.profile = effective_profile(profile, self.options)
         self.store = store
@@ -198,8 +208,17 @@ class Runner:
         self._said_no_checkpoint = False
         self._undid_settings = False
         self._made_schema = False
+        self._between_open: set[str] | None = None
+        """With several servers: variants whose comparison between servers was open at the
+        last look of that table (None before its first look)."""
 
     # ------------------------------------------------------------------ plumbing
+    def _turn(self) -> contextlib.AbstractAsyncContextManager[None]:
+        """This server's turn among the run's servers (at once when it runs alone)."""
+        if self.turnstile is None or self.axis is None:
+            return contextlib.nullcontext()
+        return self.turnstile.turn(self.axis.position)
+
     def clock(self) -> float:
         """Seconds since the run started."""
         return time.perf_counter() - self._t0
@@ -286,7 +305,12 @@ class Runner:
         # began, cancelled, or cancelled again while the undo was still going; the ones runs
         # killed outright left behind go as this one starts (see `explorer.lab.run.scratch`).
         with scratch_dir() as workdir, run_scope(self.run_id):
-            return await self._run(emit, workdir)
+            try:
+                return await self._run(emit, workdir)
+            finally:
+                if self.turnstile is not None and self.axis is not None:
+                    # however this run ended, the other servers' runs go on taking turns
+                    await asyncio.shield(self.turnstile.leave(self.axis.position))
 
     async def _run(self, emit: Callable[[Event], None] | None, workdir: Path) -> RunRecord:
         """`run`, inside the run's scope, with the scratch directory made by the caller."""
@@ -330,6 +354,7 @@ class Runner:
             server=server,
             started_at=dt.datetime.now(dt.UTC),
             environment=await self._environment(caps),
+            axis=self.axis,
         )
         self._load = MachineLoad()
         try:
@@ -386,7 +411,8 @@ class Runner:
                 scope.fence = await self._fence(plan)
             self._notice(f"preparing {workload.kind} data")
             reader = scope.fence.read if scope.fence is not None else self.target
-            await workload.prepare(reader, caps, scope.workdir)
+            async with self._turn():  # never while another server is measured
+                await workload.prepare(reader, caps, scope.workdir)
             if scope.sampler is not None:
                 sampler_task = asyncio.create_task(scope.sampler.run(self._on_sample))
             skipped_once: set[str] = set()
@@ -414,18 +440,19 @@ class Runner:
                             )
                         continue
                     index += 1
-                    self._emit(
-                        TrialStarted(
-                            at=self.clock(),
-                            variant=name,
-                            repeat=repeat,
-                            index=index,
-                            total=max(index, runnable * rounds.first_rounds()),
-                            plan=rounds.progress(done, self.clock()),
+                    async with self._turn():  # servers of one run alternate, trial by trial
+                        self._emit(
+                            TrialStarted(
+                                at=self.clock(),
+                                variant=name,
+                                repeat=repeat,
+                                index=index,
+                                total=max(index, runnable * rounds.first_rounds()),
+                                plan=rounds.progress(done, self.clock()),
+                            )
                         )
-                    )
-                    began = self.clock()
-                    result = await self._trial(scope, variant, repeat)
+                        began = self.clock()
+                        result = await self._trial(scope, variant, repeat)
                     result.warmup = done < self.profile.warmup
                     rounds.record(name, self.clock() - began)
                     trials.append(self._finish(result))
@@ -438,6 +465,8 @@ class Runner:
                 more = rounds.after_round(done, judged, self.clock())
                 if judged is not None:
                     self._say_after_look(judged, rounds, before, done)
+                if self.turnstile is not None and rounds.auto:
+                    more = await self._agree(rounds, record, trials, done, more)
         except asyncio.CancelledError:
             status, reason = "cancelled", "cancelled by the user"
             raise
@@ -447,7 +476,9 @@ class Runner:
             if not is_user_facing(exc):
                 raise
         finally:
-            cancelled_late = await self._undo_whatever_comes(self._wind_down(scope, sampler_task))
+            cancelled_late = await self._undo_whatever_comes(
+                self._wind_down_in_turn(scope, sampler_task, cancelled=status == "cancelled")
+            )
             if status == "finished" and trials and all(t.status != "ok" for t in trials):
                 status, reason = "failed", "no trial finished"
             self.store.end_run(
@@ -473,6 +504,48 @@ class Runner:
                 self._notice("still putting the server back; one moment", "warning")
         task.result()
         return cancelled
+
+    async def _agree(
+        self,
+        rounds: RoundPlan,
+        record: RunRecord,
+        trials: list[TrialResult],
+        done: int,
+        more: bool,
+    ) -> bool:
+        """Auto repeats on several servers: after each round the servers agree on the next.
+
+        They go on while any server's own comparisons, or any comparison between the servers
+        (judged only at the planned looks of that table), has more to do, and run the same
+        variants, so the trials keep alternating; a server that reached max_repeats or the
+        budget ends the rounds for all.
+        """
+        assert self.turnstile is not None and self.axis is not None
+        mine = RoundVote(
+            more=more,
+            active=list(rounds.active),
+            stopped_why=rounds.stopped_why,
+            run=record.model_copy(update={"trials": list(trials)}),
+            clock=self.clock(),
+            round_seconds=rounds.round_seconds() or 0.0,
+        )
+        posts = await self.turnstile.gather(self.axis.position, ("round", done), mine)
+        active, self._between_open = next_round(
+            [posts[i] for i in sorted(posts)],
+            measured=done - self.profile.warmup,
+            profile=self.profile,
+            variants=rounds.variants,
+            between=self._between_open,
+        )
+        if active is None:
+            return False
+        rounds.active = active
+        if not more:
+            self._notice(
+                "going on with the other servers: comparisons on another server or between "
+                "the servers are still open"
+            )
+        return True
 
     async def _make_schema(self) -> None:
         """Create the run's schema with pgwx's marker; a same-named schema is someone else's."""
@@ -646,7 +719,7 @@ class Runner:
             sql = counters_sql(caps)
             ctx.counters = lambda: _read_counters(side, sql)
             if sampler is not None:
-                ctx.probe = PhaseProbe(sampler, side)
+                ctx.probe = PhaseProbe(sampler, side, work_prefix())
             result.settings = await settings_in_force(ctx.conn, list(WATCHED_GUCS))
             booted = await postmaster_start(side)
             await run_watched(
@@ -759,6 +832,18 @@ class Runner:
         error = None if task.cancelled() else task.exception()
         if error is not None:
             self._notice(f"the statistics sampler failed: {failure_reason(error)}", "error")
+
+    async def _wind_down_in_turn(
+        self, scope: RunScope, sampler_task: asyncio.Task[None] | None, *, cancelled: bool
+    ) -> None:
+        """`_wind_down`, in this server's turn when the run ended by itself: putting settings
+        back (a restart, perhaps) must not run while another server is measured. A cancelled
+        run winds down at once: nothing more is measured."""
+        if cancelled or self.turnstile is None:
+            await self._wind_down(scope, sampler_task)
+            return
+        async with self._turn():
+            await self._wind_down(scope, sampler_task)
 
     async def _wind_down(self, scope: RunScope, sampler_task: asyncio.Task[None] | None) -> None:
         """Undo everything, whatever happened. Each step is tried even if another fails."""

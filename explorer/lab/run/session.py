@@ -76,6 +76,22 @@ async def recovery(target: Target, caps: Capabilities, notify: Callable[[str], N
         What the settings' undo did (what is left, if it stopped, and why).
     """
     undo = await _recover_settings(target, caps, notify)
+    server = target.bundled
+    if server is not None and server.repaired_offline:
+        # Taken out of postgresql.auto.conf before the server could start (start_repairing):
+        # put back too, and said with the rest, once.
+        repaired, server.repaired_offline = server.repaired_offline, []
+        undo.put_back = list(
+            dict.fromkeys([*(n for n in repaired if n not in undo.left), *undo.put_back])
+        )
+    if undo.put_back:
+        notify("put back settings left by an interrupted pgwx: " + ", ".join(undo.put_back))
+    if undo.left:
+        notify(
+            f"could not put back {undo.left_values()}"
+            + (f" ({undo.why})" if undo.why else "")
+            + f"; still set in {undo.where or 'postgresql.auto.conf'}"
+        )
     try:
         conn = await target.connect("admin")
     except ConnectError:
@@ -139,14 +155,6 @@ async def _recover_settings(
                 await conn.execute(_UNLOCK, LOCK_CLASS, SETTINGS_KEY)
         with contextlib.suppress(asyncpg.InterfaceError, asyncpg.PostgresError, OSError):
             await conn.close()
-    if undo.put_back:
-        notify("put back settings left by an interrupted pgwx: " + ", ".join(undo.put_back))
-    if undo.left:
-        notify(
-            f"could not put back {undo.left_values()}"
-            + (f" ({undo.why})" if undo.why else "")
-            + f"; still set in {undo.where or 'postgresql.auto.conf'}"
-        )
     return undo
 
 
@@ -276,6 +284,7 @@ def start_repairing(server: LocalServer, say: Say = _quiet) -> None:
             raise failed from None  # e.g. another pgwx holds it: its reason is the one to say
         if not repaired:
             raise
+        server.repaired_offline.extend(n.split("=", 1)[0] for n in repaired)
         say(
             f"PostgreSQL in {server.data_dir} could not start with what an interrupted pgwx "
             f"set; removed {', '.join(repaired)} from {server.data_dir / AUTO_CONF} and "

@@ -142,6 +142,10 @@ class ReplaySource:
             kind = "bundled" if started.server.bundled else "external"
             version = started.server.capabilities.version
             parts.append(f"on PostgreSQL {version} ({kind})")
+        axis = self.record.axis if self.record is not None else None
+        if axis is not None:
+            among = ", ".join(axis.labels) or f"{len(axis.runs)} in turns"
+            parts.append(f"· {axis.label} of servers {among}")  # short: the header is one line
         return " ".join(parts) or "recorded run"
 
 

@@ -395,6 +395,17 @@ class ResultStore:
         ]
         return record
 
+    def group(self, record: RunRecord) -> list[RunRecord]:
+        """The runs of the multi-server run `record` belongs to (itself alone if none), the
+        reference first; a server whose run never began is left out."""
+        if record.axis is None:
+            return [record]
+        return [
+            record if run_id == record.id else self.load(run_id)
+            for run_id in record.axis.runs
+            if run_id == record.id or self.has_run(run_id)
+        ]
+
     def list_runs(self, limit: int = 50) -> list[RunRecord]:
         """Newest first, without trials."""
         rows = self.sql.all(

@@ -20,6 +20,7 @@ from explorer.analysis.units import human_count as _count
 from explorer.models import (
     Capabilities,
     Event,
+    FkTiming,
     Notice,
     PhaseEnded,
     PhaseStarted,
@@ -42,6 +43,9 @@ SERIES_LEN = 480
 
 IO_OPS = ("writes", "extends", "fsyncs")
 """pg_stat_io operations the activity chart follows."""
+
+DOING_WINDOW = 2.5
+"""Seconds of samples `RunView.doing` reads: the backend's waits of the last moments."""
 
 SHORT_BACKEND = {
     "client backend": "client",
@@ -89,6 +93,8 @@ class ActivitySeries:
     """The latest non-empty pg_stat_io flush: 'client extends' → operations."""
     relation_bytes: int | None = None
     """Size of the trial's tables at the latest sample."""
+    relation_since: float = 0.0
+    """When `relation_bytes` last changed (seconds since the run started)."""
     samples: int = 0
     """Samples seen in this run."""
 
@@ -124,7 +130,9 @@ class ActivitySeries:
         )
         sizes = sample.get("relation_bytes")
         if isinstance(sizes, dict) and sizes:
-            self.relation_bytes = int(sum(_num(v) for v in sizes.values()))
+            size = int(sum(_num(v) for v in sizes.values()))
+            if size != self.relation_bytes:
+                self.relation_bytes, self.relation_since = size, at
 
 
 @dataclass
@@ -165,6 +173,8 @@ class RunView:
     progress: PhaseProgress = field(default_factory=PhaseProgress)
     phase_marks: deque[tuple[float, str]] = field(default_factory=lambda: deque(maxlen=MARKS_LEN))
     """(seconds, phase) of each phase start in this run: the charts draw a rule there."""
+    trial_marks: deque[tuple[float, str]] = field(default_factory=lambda: deque(maxlen=MARKS_LEN))
+    """(seconds, variant) of each trial start in this run: the charts label its band."""
     activity: ActivitySeries = field(default_factory=ActivitySeries)
     record: RunRecord | None = None
     """Trials so far, kept as the store keeps them, for `summarize`."""
@@ -196,6 +206,7 @@ class RunView:
             self.variant, self.repeat = event.variant, event.repeat
             self.round_plan = event.plan
             self.trial_started = event.at
+            self.trial_marks.append((event.at, event.variant))
             # The previous trial's last phase is not this variant's: forget it.
             self.phase, self.last_phase, self.progress = None, None, PhaseProgress()
             self.trial_phases = []
@@ -233,6 +244,7 @@ class RunView:
         self.progress = PhaseProgress()
         self.activity = ActivitySeries()
         self.phase_marks = deque(maxlen=MARKS_LEN)
+        self.trial_marks = deque(maxlen=MARKS_LEN)
         self.now = event.at
         profile = self.profile or Profile(
             name=event.profile, title=event.profile, workload="?", variants=[Variant(name="?")]
@@ -274,6 +286,60 @@ class RunView:
         sample = event.sample
         self.activity.add(event.at, sample)
         self.progress = phase_progress(sample, self.expected_rows, self.activity.relation_bytes)
+
+    def doing(self) -> str:
+        """What the workload's backends do in the running phase, from the samples so far.
+
+        'checking the deferred FKs · on CPU 100% · no WAL · table 217.1 MiB steady (last
+        2.5 s)': during one long statement pg_stat_io says nothing, but the waits, the WAL
+        position and the table's size do. Empty between phases or before a sample in the phase.
+        """
+        if not self.phase:
+            return ""
+        since = max(self.phase_started, self.now - DOING_WINDOW)
+        waits: dict[str, float] = {}
+        seen = 0
+        for at, shares in reversed(self.activity.waits):
+            if at < since:
+                break
+            seen += 1
+            for name, value in shares.items():
+                waits[name] = waits.get(name, 0.0) + value
+        if not seen:
+            return ""
+        parts = []
+        hint = self._hint()
+        if hint:
+            parts.append(hint)
+        busy = sum(waits.values())
+        if busy:
+            name, value = max(waits.items(), key=lambda kv: kv[1])
+            what = "on CPU" if name == "CPU" else f"waiting on {name}"
+            parts.append(f"{what} {value / busy:.0%}")
+        else:
+            parts.append("no workload backend active")
+        rates = [rate for at, rate in self.activity.wal if at >= since]
+        if rates:
+            peak = max(rates)
+            parts.append("no WAL" if peak < 0.05 else f"WAL {sum(rates) / len(rates):.1f} MiB/s")
+        size = self.activity.relation_bytes
+        if size is not None:
+            steady = self.activity.relation_since < since
+            parts.append(f"table {_size(size)} {'steady' if steady else 'growing'}")
+        window = min(self.now - since, DOING_WINDOW)
+        tail = f" (last {window:.1f} s)" if window >= 0.1 else " (first sample)"
+        return " · ".join(parts) + tail
+
+    def _hint(self) -> str:
+        """What the knobs say this phase does, where that is a fact and not a guess."""
+        record = self.record
+        phase = self.phase or ""
+        if record is None or not (phase == "commit" or phase.endswith("-commit")):
+            return ""
+        variant = next((v for v in record.profile.variants if v.name == self.variant), None)
+        if variant is not None and variant.knobs.fk is FkTiming.DEFERRED:
+            return "checking the deferred FKs"
+        return ""
 
     def elapsed(self) -> tuple[float, float]:
         """(seconds in the current phase, seconds in the current trial)."""

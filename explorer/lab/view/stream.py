@@ -58,18 +58,20 @@ def narrate(event: Event) -> str | None:
     if isinstance(event, Notice):
         return event.message
     if isinstance(event, TrialStarted):
-        plan = f" · {event.plan}" if event.plan else ""
-        return f"[{event.index}/{event.total}] {event.variant} · rep {event.repeat}{plan}"
+        # The plan counts rounds without the warm-ups; a rep beside it would contradict it.
+        where = f" · {event.plan}" if event.plan else f" · rep {event.repeat}"
+        return f"[{event.index}/{event.total}] {event.variant}{where}"
     if isinstance(event, PhaseEnded):
         r = event.result
         rows = f" · {r.rows:,} rows" if r.rows is not None else ""
         return f"{r.name:<16} {r.seconds:8.3f} s{rows}{mechanism_brief(r.mechanism)}"
     if isinstance(event, TrialEnded):
         t = event.result
+        # No rep here: the trial's start line counts it (by round, where there is a plan).
         if t.status != "ok":
-            return f"{t.variant} rep {t.repeat} {t.status}: {t.reason}"
+            return f"{t.variant} {t.status}: {t.reason}"
         warm = " (warm-up, not counted)" if t.warmup else ""
-        return f"{t.variant} rep {t.repeat} done in {sum(p.seconds for p in t.phases):.2f} s{warm}"
+        return f"{t.variant} done in {sum(p.seconds for p in t.phases):.2f} s{warm}"
     if isinstance(event, RunEnded):
         return f"run {event.run_id} {event.status}" + (f": {event.reason}" if event.reason else "")
     return None

@@ -65,6 +65,10 @@ class Params(BaseModel):
         rows = sum(int(getattr(self, name)) for name in self.SCALED)
         return rows, rows * self.ROW_BYTES
 
+    def sizes_shown(self) -> list[tuple[str, int]]:
+        """(name, value) of what --scale grows, for a size picker: 'rows 10k'."""
+        return [(name, int(getattr(self, name))) for name in self.SCALED]
+
     def scaled(self, scale: float) -> Params:
         """A copy with the size fields multiplied by `scale` (at least 1)."""
         changes = {name: max(1, math.ceil(getattr(self, name) * scale)) for name in self.SCALED}

@@ -15,6 +15,7 @@ SQL fails ends its trial with the server's one-line message; the run goes on.
 
 from __future__ import annotations
 
+import contextlib
 import re
 from pathlib import Path
 from typing import Any
@@ -25,8 +26,10 @@ from explorer.lab.scope import create_table_sql, fk_clause, schema, table_name, 
 from explorer.lab.workloads.base import Params, TrialContext, Workload, WorkloadError
 from explorer.lab.workloads.file_extension import parse_pgbench, pgbench_conninfo
 from explorer.lab.workloads.sql_guard import (
+    TRANSACTION_CONTROL,
     OutsideFence,
     Unplannable,
+    first_word,
     forbidden,
     not_allowed,
     other_schemas,
@@ -53,6 +56,12 @@ from explorer.server.connect import Target
 PREPARED = "prepared.copy"
 """The prepared data in the run's workdir (COPY text format)."""
 ROWS = re.compile(r"^(?:INSERT \d+|UPDATE|DELETE|SELECT|COPY|MERGE|MOVE|FETCH) (\d+)$")
+
+
+COUNTED_STATEMENTS = 50
+"""Most statements of one phase run one by one so that each one's rows count."""
+WRITE_TAGS = {"INSERT", "UPDATE", "DELETE", "MERGE", "COPY"}
+"""Command tags whose rows are rows written: a phase's rows are theirs when it has any."""
 
 
 def status_rows(status: str | None) -> int | None:
@@ -365,7 +374,7 @@ class SqlWorkload(Workload):
             if phase.commit_apart:
                 await db.execute("BEGIN")
             async with ctx.phase(phase.name) as ph:
-                ph.rows = status_rows(await self._run(db, phase.name, script))
+                ph.rows = await self._script(db, phase.name, script, phase.commit_apart)
             if phase.commit_apart:
                 async with ctx.phase(f"{phase.name}-commit"):
                     await self._run(db, f"{phase.name}-commit", "COMMIT")
@@ -387,6 +396,45 @@ class SqlWorkload(Workload):
                 raise WorkloadError(f"phase {phase.name}: {exc}") from None
             ph.rows = facts.pop("done")
             ph.detail.update(facts)
+
+    async def _script(
+        self, db: asyncpg.Connection, step: str, script: str, in_block: bool
+    ) -> int | None:
+        """Run a phase's SQL; the rows of every statement, not only the last one's.
+
+        A string of several statements returns only its last command tag, so two UPDATEs
+        reported the second's rows. Up to `COUNTED_STATEMENTS` statements run one by one in
+        one transaction — what the server does with the string (an implicit block), at a
+        round trip each — and their rows add up (the writes' only, when there are writes).
+        Longer scripts, or ones with their own BEGIN/COMMIT, run as one string; their rows
+        are then unknown rather than the last statement's.
+        """
+        statements = split_statements(script)
+        if len(statements) <= 1:
+            return status_rows(await self._run(db, step, script))
+        own = any(first_word(s) in TRANSACTION_CONTROL for s in statements)
+        if own or len(statements) > COUNTED_STATEMENTS:
+            await self._run(db, step, script)
+            return None
+        if not in_block:
+            await db.execute("BEGIN")
+        tags: list[tuple[str, int]] = []
+        try:
+            for statement in statements:
+                status = await self._run(db, step, statement)
+                rows = status_rows(status)
+                if rows is not None:
+                    tags.append((status.split()[0].upper(), rows))
+            if not in_block:
+                await self._run(db, step, "COMMIT")
+        except WorkloadError:
+            if not in_block:
+                with contextlib.suppress(asyncpg.PostgresError, OSError):
+                    await db.execute("ROLLBACK")
+            raise
+        writes = [n for tag, n in tags if tag in WRITE_TAGS]
+        counted = writes or [n for _, n in tags]
+        return sum(counted) if counted else None
 
     @staticmethod
     async def _run(db: asyncpg.Connection, step: str, sql: str) -> str:

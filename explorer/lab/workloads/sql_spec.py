@@ -238,6 +238,15 @@ class SqlParams(Params):
             raise ValueError(f"the name {sorted(clash)[0]!r} is both a size and another name")
         return self
 
+    def sizes_shown(self) -> list[tuple[str, int]]:
+        """The named sizes, then the source's row limit and pgbench transactions: what
+        --scale grows (SCALED is empty here, so the base class would show nothing)."""
+        shown = list(self.sizes.items())
+        if self.prepare is not None and self.prepare.limit is not None:
+            shown.append(("limit", self.prepare.limit))
+        shown += [(f"{p.name} tx", p.transactions) for p in self.phases if p.transactions]
+        return shown
+
     def scaled(self, scale: float) -> SqlParams:
         """Sizes, the source's row limit and pgbench transactions multiplied by `scale`."""
 

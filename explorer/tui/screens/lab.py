@@ -314,7 +314,9 @@ class LabScreen(Screen[None]):
     @on(DataTable.RowHighlighted, "#results-table")
     def _row_chosen(self, event: DataTable.RowHighlighted) -> None:
         table = self.query_one(ResultsTable)
-        self.query_one(MechanismLine).show_row(table.row_at(event.cursor_row))
+        self.query_one(MechanismLine).show_row(
+            table.row_at(event.cursor_row), compact=table.compact
+        )
 
     @on(RunController.EventArrived)
     def _event_arrived(self, message: RunController.EventArrived) -> None:
@@ -622,6 +624,17 @@ class LabScreen(Screen[None]):
         self.query_one(ActivityPane).reset(view)
         self.query_one(ResultsTable).show(view.summary)
         duration = self.query_one(DurationPane)
+        # What a natural replay shows at this moment: the card only once the run has ended.
+        ended = (
+            player is not None
+            and player.done
+            and bool(player.events)
+            and isinstance(player.events[-1], RunEnded)
+        )
+        if ended:
+            self._matrix_ended()
+        else:
+            duration.show_summary(None)
         duration.update_bars()
         duration.update_now()
         self.show_replay_header()

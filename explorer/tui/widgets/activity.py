@@ -21,6 +21,7 @@ from explorer.tui.widgets.chart import (
     app_uses_glyphs,
     legend,
     phase_labels,
+    variant_labels,
 )
 from explorer.tui.widgets.fit import FitWidth, flow
 
@@ -130,14 +131,19 @@ class ActivityPane(Vertical):
     def _spec(self, mode: Mode | None = None) -> ChartSpec:
         act = self.view.activity
         marks = list(self.view.phase_marks)
+        bands = list(self.view.trial_marks)
         mode = mode or self.mode
         if mode == "wal":
-            return LineSpec({"WAL": list(act.wal)}, "WAL MiB/s (insert position)", marks=marks)
+            return LineSpec(
+                {"WAL": list(act.wal)}, "WAL MiB/s (insert position)", marks=marks, bands=bands
+            )
         if mode == "io":
             ranked = sorted(act.io.items(), key=lambda kv: -sum(v for _, v in kv[1]))
             series = {k: list(v) for k, v in ranked[:IO_SERIES] if any(y for _, y in v)}
             empty = self._no_io() or "no pg_stat_io activity yet"
-            return LineSpec(series, "pg_stat_io operations/s", empty=empty, marks=marks)
+            return LineSpec(
+                series, "pg_stat_io operations/s", empty=empty, marks=marks, bands=bands
+            )
         totals: dict[str, float] = {}
         for _, waits in act.waits:
             for name, value in waits.items():
@@ -152,7 +158,11 @@ class ActivityPane(Vertical):
             points.append((at, row))
         parts = [*top, *(["other"] if len(totals) > len(top) else [])]
         return StackSpec(
-            points if parts else [], parts, "workload backends by wait event", marks=marks
+            points if parts else [],
+            parts,
+            "workload backends by wait event",
+            marks=marks,
+            bands=bands,
         )
 
     def update_caption(self, *, force: bool = False) -> None:
@@ -189,6 +199,15 @@ class ActivityPane(Vertical):
         entries = []
         for name in seen:
             entry = Text(labels[name], style="bold")
+            entry.append(f" {name}")
+            entries.append(entry)
+        # The trials' variants, labelled under the zero line (lower case).
+        variants: dict[str, None] = {}
+        for _, name in self.view.trial_marks:
+            variants.setdefault(name, None)
+        short = variant_labels(list(variants))
+        for name in variants:
+            entry = Text(short[name], style="bold")
             entry.append(f" {name}")
             entries.append(entry)
         return entries

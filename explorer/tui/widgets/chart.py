@@ -220,6 +220,56 @@ def thin_marks(
     return out
 
 
+def variant_labels(names: Sequence[str]) -> dict[str, str]:
+    """One lower-case letter per variant, distinct within the chart ('deferred' → 'd',
+    'none' and 'not-valid' → 'n' and 'o'): one column each, so a trial one column wide still
+    shows whose it is; lower case, so it never reads as a phase's initial (upper case)."""
+    out: dict[str, str] = {}
+    taken: set[str] = set()
+    spare = iter("abcdefghijklmnopqrstuvwxyz0123456789")
+    for name in dict.fromkeys(names):
+        letters = [c for c in name.lower() if c.isalnum()]
+        label = next((c for c in letters if c not in taken), None)
+        while label is None or label in taken:
+            label = next(spare, "?")
+            if label == "?":
+                break
+        out[name] = label
+        taken.add(label)
+    return out
+
+
+def ribbon(
+    bands: Sequence[tuple[float, str]],
+    x0: float,
+    x1: float,
+    columns: int,
+    labels: Mapping[str, str] | None = None,
+) -> str:
+    """A row of `columns` cells: each the letter of the variant whose trial runs there.
+
+    A trial's first column shows its letter, the rest of its band '─', so where one trial
+    ends and the next begins is visible even when they are of the same variant; a trial
+    narrower than a column shares it with the one before (the later one wins). Blank where
+    no trial runs (before the first). `labels`: the chart's letters (else made from `bands`),
+    so the key under the chart matches whichever trials the window shows."""
+    labels = labels if labels is not None else variant_labels([name for _, name in bands])
+    span = (x1 - x0) or 1.0
+    cells = [" "] * columns
+    ordered = sorted(bands)
+    for n, (x, name) in enumerate(ordered):
+        if x > x1:
+            continue
+        # A trial starting at the window's right edge is in its last column.
+        start = min(max(int((x - x0) / span * columns), 0), columns - 1)
+        stop = ordered[n + 1][0] if n + 1 < len(ordered) else x1
+        end = min(int((stop - x0) / span * columns), columns)
+        cells[start] = labels[name]
+        for c in range(start + 1, end):
+            cells[c] = "─"
+    return "".join(cells)
+
+
 def rich_color(slot: int) -> str:
     """A palette slot as a Rich colour ('#e69f00')."""
     r, g, b = PALETTE[slot][1]
@@ -270,6 +320,8 @@ class LineSpec:
     empty: str = "waiting for samples"
     marks: Sequence[tuple[float, str]] = ()
     """(seconds, phase) where a phase starts: a thin rule with the phase's initial."""
+    bands: Sequence[tuple[float, str]] = ()
+    """(seconds, variant) where a trial starts: its band is labelled under the zero line."""
 
 
 @dataclass
@@ -289,6 +341,8 @@ class StackSpec:
     empty: str = "waiting for samples"
     marks: Sequence[tuple[float, str]] = ()
     """(seconds, phase) where a phase starts: a thin rule with the phase's initial."""
+    bands: Sequence[tuple[float, str]] = ()
+    """(seconds, variant) where a trial starts: its band is labelled under the zero line."""
 
 
 ChartSpec = LineSpec | StackSpec
@@ -408,7 +462,34 @@ class TimeChart(PlotextPlot):
             xs = [p[0] for s in spec.series.values() for p in s]
             inside = [(at, name) for at, name in spec.marks if min(xs) <= at <= max(xs)]
             self._marks(thin_marks(inside, min(xs), max(xs), columns), top, spec.marks)
+            self._bands(spec.bands, min(xs), max(xs), columns, top)
         return drawn
+
+    def _bands(
+        self,
+        bands: Sequence[tuple[float, str]],
+        x0: float,
+        x1: float,
+        columns: int,
+        top: float,
+    ) -> None:
+        """Each trial's variant in a row under the zero line: which trial belongs to which
+        variant, after the phase rules were thinned to a few."""
+        # The trial in flight at the window's left edge started before it: it counts too.
+        before = [(x0, name) for at, name in bands if at <= x0][-1:]
+        shown = [*before, *(b for b in bands if x0 < b[0] <= x1)]
+        if not shown:
+            return
+        top = top * 1.1 if top > 0 else 1.0
+        rows = max(self.size.height - 4, 3)  # less the title, x ticks and x label
+        below = top / (rows - 1) * 1.5  # a text row clear of the lines drawn at zero
+        self.plt.ylim(-below, top)
+        row = ribbon(shown, x0, x1, columns, variant_labels([name for _, name in bands]))
+        span = (x1 - x0) or 1.0
+        for n, cell in enumerate(row):
+            if cell != " ":
+                at = x0 + (n + 0.5) / columns * span
+                self.plt.text(cell, at, -below * 0.7, color="gray", alignment="center")
 
     def _marks(
         self, marks: Sequence[tuple[float, str]], top: float, every: Sequence[tuple[float, str]]
@@ -458,4 +539,9 @@ class TimeChart(PlotextPlot):
         inside = [(float(i), n) for i, n in placed if 0 < i]
         columns = max(1, self.size.width - 6)
         self._marks(thin_marks(inside, 0.0, float(max(1, len(xs) - 1)), columns), top, spec.marks)
+        at_bar = [
+            (float(max(next((i for i, a in enumerate(ats) if a >= t), len(ats)), 0)), n)
+            for t, n in spec.bands
+        ]
+        self._bands(at_bar, 0.0, float(max(1, len(xs) - 1)), columns, top)
         return True

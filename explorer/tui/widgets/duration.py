@@ -84,15 +84,18 @@ def interval_bar(median: float, lo: float, hi: float, top: float, width: int) ->
 
 
 def verdict_tail(row: SummaryRow) -> tuple[str, str]:
-    """(' baseline', 'dim'), (' faster', 'bold'), (' same', 'dim'), (' undecided', 'dim') or
-    (' too few (n=2)', 'dim')."""
+    """(' baseline', 'dim'), (' faster', 'bold'), (' same', 'dim'), (' undecided', 'dim'),
+    (' too few runs (n=2)', 'dim') — the table's words — or (' no baseline trial yet', 'dim')
+    while the baseline has only run its warm-up."""
     if row.baseline:
         return (" baseline (drifted)", "bold yellow") if row.drift else (" baseline", "dim")
     v = row.verdict
     if v is None:
         return "", "dim"
     if v.too_few:
-        return f" too few (n={min(v.n_baseline, v.n_candidate)})", "dim"
+        if not v.n_baseline:
+            return " no baseline trial yet", "dim"
+        return f" too few runs (n={min(v.n_baseline, v.n_candidate)})", "dim"
     if v.decided:
         return f" {v.word}", "bold"
     return f" {v.word}", "dim"
@@ -264,7 +267,9 @@ class DurationPane(VerticalScroll):
         elif v.variant:
             text.append("now: ", style="dim")
             text.append(v.variant, style="bold")
-            text.append(f" · rep {v.repeat} · {v.trial_index}/{v.total_trials}")
+            # One counter: the plan's round (warm-ups apart) where there is one, else the rep.
+            rep = "" if v.round_plan else f" · rep {v.repeat}"
+            text.append(f"{rep} · {v.trial_index}/{v.total_trials}")
             if v.round_plan:
                 text.append(f"\n{v.round_plan}", style="dim")
             if v.phase and v.trial_phases:
@@ -278,7 +283,14 @@ class DurationPane(VerticalScroll):
                 text.append(f"\n{name} took {fmt_seconds(secs)}", style="dim")
             else:
                 text.append("\nsetting up (CHECKPOINT, settle)", style="dim")
-            if v.phase and v.progress.text:
+            # Where a progress view measures the statement, it says enough; where none does
+            # (a COMMIT, a constraint check), what the backend does fills the silence.
+            doing = v.doing() if v.progress.fraction is None else ""
+            if doing:
+                # What the backend does now (its wait, the WAL, the table), not just a clock.
+                text.append(f"\n{doing}", style="bold" if "deferred" in doing else "")
+            sized = v.progress.fraction is None and v.progress.text.startswith("table ")
+            if v.phase and v.progress.text and not (doing and sized):
                 text.append("\n")
                 if v.progress.fraction is not None:
                     text.append(f"{v.progress.fraction:.0%} · ", style="bold")
@@ -324,19 +336,34 @@ class DurationPane(VerticalScroll):
         names = [v.name for v in record.profile.variants] if record else []
         if not names or names == ["?"]:
             return text
-        text.append(f"\n{phase or 'total'} median", style="bold")
-        text.append(" [95% CI]", style="dim")
-        if len(phases) > 1:
-            text.append("  [p] phase", style="dim")
         by_name = {r.variant: r for r in rows if r.phase == phase}
         failed = {r.variant: r for r in rows if r.phase == "—"}
         spans = {name: interval_seconds(r) for name, r in by_name.items()}
+        # The header names what the rows under it show: an interval, a min–max, or both.
+        shown = {
+            "ci" if spans.get(name) is not None else "range"
+            for name, r in by_name.items()
+            if r.median is not None and (spans.get(name) is not None or r.n > 1)
+        }
+        # Spaces end a span rather than start the next: SVG viewers drop a span's leading ones.
+        text.append(f"\n{phase or 'total'} median ", style="bold")
+        brackets = [b for k, b in (("ci", "[95% CI]"), ("range", "(min–max)")) if k in shown]
+        if brackets:
+            text.append(" or ".join(brackets) + "  ", style="dim")
+        if len(phases) > 1:
+            text.append("[p] phase", style="dim")
         top = max(
             [r.max or 0.0 for r in by_name.values()]
             + [span[1] for span in spans.values() if span is not None],
             default=0.0,
         )
         tails = {name: verdict_tail(r) for name, r in by_name.items()}
+        base = record.profile.baseline_name() if record else None
+        if base is not None and not any(r.variant == base and r.phase != "—" for r in rows):
+            # The baseline has only run its warm-up: nothing is missing, it is just not yet.
+            for name, r in by_name.items():
+                if r.verdict is not None and r.verdict.no_baseline:
+                    tails[name] = (" no baseline trial yet", "dim")
         # The verdict goes at the end of the bar line; every bar gives up the same room for
         # it, so lengths stay comparable between variants.
         room = max((len(t) for t, _ in tails.values()), default=0)
@@ -346,7 +373,8 @@ class DurationPane(VerticalScroll):
             row = by_name.get(name)
             if row is not None and row.median is not None and top > 0:
                 median, spread = triplet(row, top)
-                text.append(f"  {median}", style="bold")
+                text.append("  ")
+                text.append(median, style="bold")
                 span = spans.get(name)
                 if span is not None:
                     lo, hi = triplet_bounds(span, top)
@@ -368,6 +396,9 @@ class DurationPane(VerticalScroll):
                 text.append(tail, style=style)
             elif name == self.view.variant:
                 text.append("  (running)", style="italic")
+            elif name in failed and failed[name].note.endswith("warm-up, not counted"):
+                # A warm-up is not a failure: no ✗, and no bar or verdict drawn from it.
+                text.append(f"  {failed[name].note}", style="dim")
             elif name in failed:
                 text.append(f"  ✗ {failed[name].note}", style="dim")
             else:

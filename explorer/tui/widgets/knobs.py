@@ -93,7 +93,7 @@ def scale_label(profile: Profile | None, scale: float) -> str:
         params = build_workload(profile, scale).params
     except (KeyError, ValueError):
         return text
-    sizes = [f"{name} {_plain(int(getattr(params, name)))}" for name in params.SCALED]
+    sizes = [f"{name} {_plain(value)}" for name, value in params.sizes_shown()]
     return " · ".join([text, *sizes[:2]])
 
 

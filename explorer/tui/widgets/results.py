@@ -81,8 +81,71 @@ def _top_wait(m: MechanismSummary | None) -> str:
     return f"{shares[0][0]} {shares[0][1]:.0%}" if shares else ""
 
 
-def cells(row: SummaryRow) -> list[Text | str]:
-    """One table row, formatted. Names are Text: DataTable reads a str as Rich markup."""
+COMPACT_DROPS = ("min", "max")
+"""Columns a narrow table leaves out: they go to the line under the selected row."""
+SHOWN_WHOLE = ("variant", "phase", "n", "min", "median", "max", "verdict")
+"""Columns that must never be cut: a table too narrow for them all goes compact."""
+ALL_KEYS = tuple(key for key, _ in COLUMNS)
+"""Every column, in order: the full table."""
+
+
+def _verdict_short(row: SummaryRow) -> Text:
+    label = row.verdict_short()
+    if row.baseline:
+        return Text(label, style="bold yellow" if row.drift else "dim")
+    decided = row.verdict is not None and row.verdict.decided
+    return Text(label, style="bold" if decided else "dim")
+
+
+def cells(row: SummaryRow, keys: tuple[str, ...] = ALL_KEYS) -> list[Text | str]:
+    """One table row, formatted, for the columns `keys`. Names are Text: DataTable reads a
+    str as Rich markup.
+
+    Without min and max (the compact row) the verdict loses its interval (`2.30× slower`);
+    the line under the selected row has them.
+    """
+    compact = "min" not in keys
+    out = []
+    for (key, _), value in zip(COLUMNS, _cells(row), strict=True):
+        if key in keys:
+            out.append(_verdict_short(row) if compact and key == "verdict" else value)
+    return out
+
+
+def _widths(rows: list[SummaryRow], compact: bool) -> dict[str, int]:
+    """Each column's width: its header or its widest cell, as the compact or full row."""
+    keys = ALL_KEYS if not compact else tuple(k for k in ALL_KEYS if k not in COMPACT_DROPS)
+    widths = {key: len(header) for key, header in COLUMNS if key in keys}
+    for row in rows:
+        for key, value in zip(keys, cells(row, keys), strict=True):
+            width = value.cell_len if isinstance(value, Text) else len(value)
+            widths[key] = max(widths[key], width)
+    return widths
+
+
+def layout(rows: list[SummaryRow], width: int) -> tuple[str, ...]:
+    """The columns to show in `width` cells.
+
+    Min, median, max and every verdict whole when they fit, else the compact row (no min
+    and max, the verdict without its interval). Of the mechanism columns after them only
+    those that fit whole — a WAL figure cut to `49.` is a wrong number — and the note last,
+    cut on purpose (the line under the selected row and the export have them all).
+    """
+    full = _widths(rows, compact=False)
+    compact = sum(full[k] + 2 for k in SHOWN_WHOLE) > width
+    widths = _widths(rows, compact=True) if compact else full
+    keys = [k for k in SHOWN_WHOLE if not (compact and k in COMPACT_DROPS)]
+    used = sum(widths[k] + 2 for k in keys)
+    for key in ("wal", "extends", "wait"):
+        used += widths[key] + 2
+        if used > width:
+            break
+        keys.append(key)
+    keys.append("note")
+    return tuple(k for k in ALL_KEYS if k in keys)
+
+
+def _cells(row: SummaryRow) -> list[Text | str]:
     m = row.mechanism
     return [
         Text(row.variant),
@@ -128,14 +191,46 @@ class ResultsTable(DataTable[Text | str]):
         super().__init__(id=id)
         self._shown: list[tuple[str, list[tuple[str, str]]]] = []
         """(row key, what each cell shows) of the rows on screen."""
+        self.keys: tuple[str, ...] = ALL_KEYS
+        """The columns shown (see `layout`)."""
+
+    @property
+    def compact(self) -> bool:
+        """Too narrow for min, median, max and the whole verdict: the compact row is shown
+        (`2.30× slower`), the interval and min–max in the line under the selected row."""
+        return "min" not in self.keys
 
     def on_mount(self) -> None:
-        """Columns, once."""
+        """Columns, once (again when the width calls for the other row)."""
         self.cursor_type = "row"
         self.zebra_stripes = True
         self.fixed_columns = 1
+        self._add_columns()
+
+    def _add_columns(self) -> None:
         for key, header in COLUMNS:
-            self.add_column(header, key=key)
+            if key in self.keys:
+                self.add_column(header, key=key)
+
+    def on_resize(self) -> None:
+        """A new width may need the other row shape."""
+        self._fit()
+
+    def _fit(self) -> bool:
+        """Show the columns the width allows whole; True when the shape changed."""
+        width = self.scrollable_content_region.width or self.size.width
+        if not width:
+            return False
+        keys = layout(self.summary_rows, width)
+        if keys == self.keys:
+            return False
+        self.keys = keys
+        cursor = self.cursor_row
+        self.clear(columns=True)
+        self._shown = []
+        self._add_columns()
+        self._fill(self.summary_rows, cursor)
+        return True
 
     def show(self, rows: list[SummaryRow]) -> None:
         """Show these rows, keeping the cursor where it was.
@@ -145,6 +240,13 @@ class ResultsTable(DataTable[Text | str]):
         table is rebuilt only when the rows' order changed.
         """
         self.summary_rows = list(rows)
+        if self._fit():
+            return  # rebuilt in the other shape, these rows included
+        self._fill(rows, -1)
+
+    def _fill(self, rows: list[SummaryRow], keep: int) -> None:
+        """Show `rows`, updating in place what is already shown (see `show`); `keep`: a
+        cursor row to restore after a rebuild (-1: none)."""
         keys = [f"{n}:{row.variant}:{row.phase}" for n, row in enumerate(rows)]
         shown = self._shown
         if keys[: len(shown)] != [k for k, _ in shown]:
@@ -154,11 +256,11 @@ class ResultsTable(DataTable[Text | str]):
             if rows:
                 self.move_cursor(row=0, animate=False)
         else:
-            cursor = -1
-        col_keys = [key for key, _ in COLUMNS]
+            cursor = keep
+        col_keys = list(self.keys)
         under_cursor_changed = cursor >= 0
         for n, (key, row) in enumerate(zip(keys, rows, strict=True)):
-            values = cells(row)
+            values = cells(row, self.keys)
             look = [_look(v) for v in values]
             if n < len(shown):
                 for col, value, old, new in zip(col_keys, values, shown[n][1], look, strict=True):
@@ -193,19 +295,31 @@ class MechanismLine(Static):
     DEFAULT_CSS = """
     MechanismLine {
         height: auto;
-        max-height: 4;
+        max-height: 5;
         color: $text-muted;
     }
     """
 
-    def show_row(self, row: SummaryRow | None) -> None:
-        """Describe `row` (None: nothing selected)."""
-        if row is None or row.phase == "—":
+    def show_row(self, row: SummaryRow | None, *, compact: bool = False) -> None:
+        """Describe `row` (None: nothing selected); `compact`: the table shows the compact
+        row, so its verdict in full, min–max and note come first."""
+        if row is None:
             self.update("")
+            return
+        if row.phase == "—":
+            # A failed or skipped variant: its reason, which a narrow table may not show.
+            self.update(Text(f"{row.variant}: {row.note}") if compact and row.note else "")
             return
         first, second = detail_lines(row.mechanism)
         text = Text()
         text.append(f"{row.variant} · {row.phase}: ", style="bold")
+        if compact:
+            text.append(row.verdict_label(), style="bold")
+            if row.min is not None and row.max is not None:
+                text.append(f" · min–max {row.min:.3f}–{row.max:.3f} s")
+            if row.note:
+                text.append(f" · {row.note}")
+            text.append("\n")
         text.append(first)
         if second:
             text.append("\n" + second)

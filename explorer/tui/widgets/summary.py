@@ -1,9 +1,10 @@
 """The end-of-matrix summary card: the story of a finished matrix in a few lines.
 
 When a matrix ends it fills the duration pane: per variant one line with the verdict against
-the baseline, the total, and the mechanism in a few words — rows from
-`explorer.analysis.card` (the judged verdicts the table shows); this widget only draws, e.g.
-`unlogged   0.54× faster · 1.40 s · WAL 2.6 GiB → 8.7 KiB`. Bold and spaced out, to be read
+the baseline, the total, the phase that moved most with its own before → after, and the
+mechanism when a counter moved — rows from `explorer.analysis.card` (the judged verdicts and
+medians the table shows); this widget only draws, e.g.
+`deferred  2.31× slower · 6.36 s · commit 5.4 ms → 3.60 s`. Bold and spaced out, to be read
 from the back of a room; `Enter` opens the full table, `Escape` goes back to the bars.
 """
 
@@ -16,16 +17,10 @@ from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Static
 
-from explorer.analysis.card import ARROW, CardLine, card_lines
+from explorer.analysis.card import ARROW, CardLine, card_lines, seconds_text
 from explorer.models import RunRecord
 from explorer.tui.glyphs import glyph
 from explorer.tui.widgets.fit import FitWidth
-
-
-def _seconds(value: float | None) -> str:
-    if value is None:
-        return "—"
-    return f"{value * 1000:.0f} ms" if value < 1 else f"{value:.2f} s"
 
 
 def _verdict_text(line: CardLine) -> Text:
@@ -38,38 +33,58 @@ def _verdict_text(line: CardLine) -> Text:
         return Text(f"{glyph('✗')} no trial", style="dim")
     if verdict.ratio is None and verdict.difference_seconds is None:
         return Text(verdict.label(), style="dim")
-    shown = f"{verdict.ratio:.2f}{glyph('×')}" if verdict.ratio is not None else "?"
     if verdict.too_few:
+        # The point with a '?': too few runs for a word (the card's key says so).
+        shown = verdict.point_text().replace("×", glyph("×"))
         return Text(f"{shown}?", style="dim")
+    # The table's point and word (`2.31× slower`, `+3.59 s slower` below the floor).
+    words = verdict.short_label().replace("×", glyph("×"))
     if verdict.decided:
-        return Text(f"{shown} {verdict.word}", style="bold reverse")
-    return Text(f"{shown} {verdict.word}", style="bold" if verdict.settled else "dim")
+        return Text(words, style="bold reverse")
+    return Text(words, style="bold" if verdict.settled else "dim")
 
 
 def render_card(record: RunRecord | None, width: int, rows: int = 0) -> Text:
     """The card as text, for a pane `width` cells wide and `rows` high (0: unknown).
 
     Variants are spaced out by a blank line when the rows allow, so the card reads from
-    afar; otherwise one line each, so it never needs scrolling.
+    afar; otherwise packed, so it never needs scrolling. The phase that moved most is the
+    story and the last thing given up; the mechanism goes first.
     """
     if record is None:
         return Text()
     lines = card_lines(record)
-    # Roomiest first: spaced out, then one block, then mechanisms only where they fit inline.
-    for spaced, wrap_tails in ((True, True), (False, True), (False, False)):
-        text = _card(record, lines, width, spaced=spaced, wrap_tails=wrap_tails)
+    # Roomiest first: spaced out; packed; the mechanism only inline, then not at all; the
+    # moved phase only inline.
+    ladder: tuple[tuple[bool, bool, str], ...] = (
+        (True, True, "wrap"),
+        (False, True, "wrap"),
+        (False, True, "inline"),
+        (False, True, "none"),
+        (False, False, "none"),
+    )
+    for spaced, wrap_moved, mechanism in ladder:
+        text = _card(
+            record, lines, width, spaced=spaced, wrap_moved=wrap_moved, mechanism=mechanism
+        )
         if not rows or _rows(text, width) <= rows:
             break
     return text
 
 
 def _rows(text: Text, width: int) -> int:
-    """Rows the text takes at this width, counting the lines that wrap (a long title)."""
+    """Rows `text` takes in a pane `width` cells wide, its own line breaks and wraps counted."""
     return sum(max(1, -(-cell_len(line) // max(width, 1))) for line in text.plain.split("\n"))
 
 
 def _card(
-    record: RunRecord, lines: list[CardLine], width: int, *, spaced: bool, wrap_tails: bool
+    record: RunRecord,
+    lines: list[CardLine],
+    width: int,
+    *,
+    spaced: bool,
+    wrap_moved: bool,
+    mechanism: str,
 ) -> Text:
     text = Text()
     dot = glyph("·")
@@ -79,29 +94,43 @@ def _card(
     text.append("\n")
     longest = max((len(line.variant) for line in lines), default=8)
     name_w = min(longest, 22)
-    for n, line in enumerate(lines):
-        text.append("\n" if spaced or n == 0 else "")
+    for line in lines:
+        # Spaced: a blank line before each variant; packed: none at all, not even the first.
+        text.append("\n" if spaced else "")
         head = Text()
         head.append(f"{line.variant[:name_w]:<{name_w}}  ", style="bold")
         head.append_text(_verdict_text(line))
         head.append(f" {dot} ")
-        head.append(f"{_seconds(line.total)}", style="bold")
+        head.append(f"{seconds_text(line.total)}", style="bold")
         if line.variant[:name_w] != line.variant or head.cell_len > width:
             # Too narrow for one line: the name alone, the numbers under it.
             head = Text(line.variant, style="bold")
             head.append(f"\n{dot} ")
             head.append_text(_verdict_text(line))
             head.append(f" {dot} ")
-            head.append(f"{_seconds(line.total)}", style="bold")
-        last = head.plain.rsplit("\n", 1)[-1]
+            head.append(f"{seconds_text(line.total)}", style="bold")
+        last = len(head.plain.rsplit("\n", 1)[-1])
         text.append_text(head)
-        if line.mechanism:
-            tail = f" {dot} {line.mechanism}"
-            if len(last) + len(tail) > width:
-                tail = f"\n{glyph('·')} {line.mechanism}" if wrap_tails else ""
-            text.append(tail.replace(ARROW, glyph(ARROW)))
+        # The story first (the phase that moved, in the table's medians), then why.
+        tails = [(line.moved, "bold", wrap_moved)]
+        if mechanism != "none":
+            tails.append((line.mechanism, "", mechanism == "wrap"))
+        for words, style, wrap in tails:
+            if not words:
+                continue
+            words = words.replace(ARROW, glyph(ARROW))
+            if last + len(words) + 3 <= width:
+                text.append(f" {dot} ")
+                last += 3
+            elif wrap:
+                text.append(f"\n{dot} ")
+                last = 2
+            else:
+                continue
+            text.append(words, style=style)
+            last += len(words)
         text.append("\n")
-    text.append("\nEnter ", style="bold")
+    text.append("\nEnter " if spaced else "Enter ", style="bold")
     text.append("full table  ", style="dim")
     text.append("Esc ", style="bold")
     text.append("bars", style="dim")
