@@ -192,3 +192,22 @@ async def test_the_big_verdict_goes_with_the_card(tmp_path: Path) -> None:
         assert not app.lab.query_one(SummaryCard).display
         assert not headline.display
         assert app.lab.query_one("#duration-bars").region.height > 0
+
+
+async def test_a_jump_back_takes_the_big_verdict_away_and_g_end_brings_it(
+    tmp_path: Path,
+) -> None:
+    source = ReplaySource.from_file(QUICK_DEMO, speed=1.0)
+    app = PgwxApp(replay=source, store=ResultStore(tmp_path / "r.sqlite"), ascii=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        lab = app.lab
+        headline = lab.query_one(Headline)
+        await pilot.press("space")  # paused: the jumps alone move the replay
+        await pilot.press("G")
+        await wait_for(pilot, lambda: headline.display, 20)
+        await pilot.press("g")
+        await wait_for(pilot, lambda: not lab.query_one(SummaryCard).display, 20)
+        await pilot.pause()
+        assert not headline.display, "the big verdict outlived the card after a jump back"
+        await pilot.press("G")
+        await wait_for(pilot, lambda: headline.display, 20)

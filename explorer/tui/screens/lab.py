@@ -635,6 +635,7 @@ class LabScreen(Screen[None]):
             self._matrix_ended()
         else:
             duration.show_summary(None)
+            self.sync_headline()
         duration.update_bars()
         duration.update_now()
         self.show_replay_header()
