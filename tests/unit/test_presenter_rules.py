@@ -89,12 +89,16 @@ def test_the_headline_says_the_verdicts_word_and_its_digits() -> None:
     assert headline_words(shift, "none", "p").plain.startswith("shifted s slower than none")
 
 
-def test_fk_timing_restores_headline_is_deferred_slower() -> None:
+def test_fk_timing_restores_headline_is_deferred_slower_at_commit() -> None:
     record = ReplaySource.from_file(FK_TIMING).record
     assert record is not None
-    told = headline_line(card_lines(record))
+    lines = card_lines(record)
+    told = headline_line(lines)
     assert told is not None and told.verdict is not None
     assert (told.variant, told.verdict.word) == ("deferred", "slower")
+    # the article's story: the COMMIT (the deferred FK check), with the card's own numbers
+    words = headline_words(told, "none", record.profile.name).plain.splitlines()
+    assert words[1].startswith(told.moved) and "commit" in told.moved.lower()
 
 
 def _wrapped(text: str, width: int) -> int:

@@ -2,9 +2,10 @@
 
 Textual has no font sizes. On a projector the end card's lines are read from the back of a
 room only if the one number that matters is drawn big: `Digits` (a 3×3 block font) draws the
-ratio, `2.06×`, and beside it, in bold, what it means — `deferred slower than immediate` —
-and the mechanism the card gives for it. The numbers are the card's (`analysis.card`), which
-are the table's: this widget only picks which line to blow up and draws it.
+ratio, `2.06×`, and beside it, in bold, what it means — `deferred slower than none` — with
+the phase that moved most and the mechanism the card gives for it. The numbers are the
+card's (`analysis.card`), which are the table's: this widget only picks which line to blow
+up and draws it.
 """
 
 from __future__ import annotations
@@ -57,7 +58,8 @@ def headline_figure(line: CardLine) -> str:
 
 
 def headline_words(line: CardLine, baseline: str | None, profile: str) -> Text:
-    """Three lines beside the digits: who and the verdict's word, the mechanism, the run."""
+    """Three lines beside the digits: who and the verdict's word; the phase that moved most
+    and the mechanism; the run."""
     verdict = line.verdict
     assert verdict is not None
     text = Text()
@@ -70,8 +72,10 @@ def headline_words(line: CardLine, baseline: str | None, profile: str) -> Text:
         link = {"faster": "than", "slower": "than", "same": "as"}.get(verdict.word, "vs")
         text.append(f"{link} {baseline}")
     text.append("\n")
-    if line.mechanism:
-        text.append(line.mechanism.replace(ARROW, glyph(ARROW)))
+    # The story first (the phase that moved most, in the table's medians), then why.
+    story = f" {glyph('·')} ".join(part for part in (line.moved, line.mechanism) if part)
+    if story:
+        text.append(story.replace(ARROW, glyph(ARROW)), style="bold")
     text.append("\n")
     text.append(f"{profile} {glyph('·')} total per trial, median", style="dim")
     return text
