@@ -281,6 +281,15 @@ LAB_KEYS: tuple[LabKey, ...] = (
         show=False,
     ),
     LabKey(
+        key="P",
+        action="present",
+        label="Present",
+        title="Presenter layout on / off",
+        tooltip="Bars beside one chart, verdict in big digits; automatic if wide but short",
+        id="lab.present",
+        show=False,
+    ),
+    LabKey(
         key="question_mark",
         action="help",
         label="Help",
