@@ -27,6 +27,7 @@ from explorer.analysis.selftest import to_text as selftest_text
 from explorer.analysis.units import human_bytes
 from explorer.errors import PgwxError, UsageError
 from explorer.lab.profiles.catalog import ProfileError, ProfileShadowed, list_profiles, load_profile
+from explorer.lab.run.axis import resolve_servers, run_on_servers
 from explorer.lab.run.limits import MAX_BYTES, MAX_ROWS
 from explorer.lab.run.owner import ServerBusy
 from explorer.lab.run.request import RunRequest, threshold_option
@@ -43,7 +44,6 @@ from explorer.models import (
     PhaseStarted,
     RunRecord,
     SampleTaken,
-    ServerAxis,
     TrialEnded,
 )
 from explorer.server import installs
@@ -520,7 +520,14 @@ def cmd_run(args: argparse.Namespace) -> int:
                     runners.append(runner)
                     return [await runner.run(say)]
                 return await run_on_servers(
-                    sessions, servers_named, profile, store, request, say, runners
+                    sessions,
+                    servers_named,
+                    profile,
+                    store,
+                    request.options,
+                    say._print,
+                    say.tagged,
+                    runners,
                 )
 
         records = asyncio.run(open_and_run())
@@ -573,90 +580,10 @@ def resolve_sessions(
     store: ResultStore,
     say: Callable[[str], None],
 ) -> list[Session]:
-    """A session per server named; if one cannot be had, the ones started are released and
-    one sentence says which server failed and that nothing ran."""
+    """A session per server named (see `explorer.lab.run.axis.resolve_servers`)."""
     if len(named) == 1:
         return [resolve_session(args, store, say)]
-    sessions: list[Session] = []
-    for dsn, pg in named:
-        try:
-            bindir = None if pg is None else installs.choose(pg, None)
-            sessions.append(
-                Session.resolve(
-                    store,
-                    dsn=dsn,
-                    keep_server=args.keep_server,
-                    say=say,
-                    bindir=None if bindir is None else bindir.bindir,
-                )
-            )
-        except PgwxError as exc:
-            for session in sessions:
-                session.release(say)
-            raise PgwxError(server_failed(dsn, pg, exc)) from None
-    return sessions
-
-
-def server_failed(dsn: str | None, pg: int | None, exc: BaseException) -> str:
-    """'--pg 16 cannot be used, so nothing ran on any server: …' (a DSN shown masked)."""
-    from explorer.server.conninfo import mask_secrets
-
-    what = f"--pg {pg}" if pg is not None else f"--dsn {mask_secrets(dsn or '')}"
-    return f"{what} cannot be used, so nothing ran on any server: {exc}"
-
-
-async def run_on_servers(
-    sessions: list[Session],
-    named: list[tuple[str | None, int | None]],
-    profile: Any,
-    store: ResultStore,
-    request: RunRequest,
-    say: Progress,
-    runners: list[Any],
-) -> list[RunRecord]:
-    """One runner per server, taking turns trial by trial; if one fails outright, the others
-    are cancelled (and undo) rather than going on half-way."""
-    from explorer.lab.run.runner import Runner
-    from explorer.lab.run.turns import Turnstile
-
-    caps: list[Capabilities] = []
-    for session, (dsn, pg) in zip(sessions, named, strict=True):
-        try:
-            caps.append(await session.open(lambda m: say._print(f"  ! {m}")))
-        except PgwxError as exc:
-            raise PgwxError(server_failed(dsn, pg, exc)) from None
-    ids = [c.system_identifier for c in caps]
-    for i, sysid in enumerate(ids):
-        if sysid in ids[:i]:
-            raise UsageError(
-                f"{sessions[i].target.label()} is the same server as "
-                f"{sessions[ids.index(sysid)].target.label()}; name each server once."
-            )
-    labels = servers.labels([c.major for c in caps])
-    turnstile = Turnstile(len(sessions))
-    for session, c in zip(sessions, caps, strict=True):
-        runners.append(
-            Runner(session.target, profile, store, request.options, caps=c, turnstile=turnstile)
-        )
-    run_ids = [r.run_id for r in runners]
-    for i, runner in enumerate(runners):
-        runner.axis = ServerAxis(
-            group=run_ids[0], label=labels[i], position=i, runs=run_ids, labels=labels
-        )
-    say._print(
-        "servers take turns trial by trial: "
-        + ", ".join(f"{labels[i]} = {s.target.label()}" for i, s in enumerate(sessions))
-    )
-    tasks = [
-        asyncio.create_task(runner.run(say.tagged(labels[i]))) for i, runner in enumerate(runners)
-    ]
-    try:
-        return list(await asyncio.gather(*tasks))
-    except BaseException:
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        raise
+    return resolve_servers(named, store, args.keep_server, say)
 
 
 def _settings_clause(runners: list[Any], sessions: list[Session]) -> str:
