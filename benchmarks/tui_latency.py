@@ -46,6 +46,18 @@ KEYS = (("i", "pg_stat_io"), ("w", "workload backends"), ("l", "WAL"))
 """Key → words in the chart title that prove the view switched."""
 
 
+def judged(med: float, p95: float, top: float) -> str:
+    """The row's verdict on the goals (all in ms). The goal is on the p95 and the median;
+    a maximum over the p95 goal is said, so "ok" never stands on a row with a press slower
+    than the goal (it once read `ok` beside a max of 105.7 ms)."""
+    goal = f"goal p95 ≤ {GOAL_MS:.0f} ms, median ≤ {MEDIAN_GOAL_MS:.0f} ms"
+    if p95 > GOAL_MS or med > MEDIAN_GOAL_MS:
+        return f"OVER: {goal}"
+    if top > GOAL_MS:
+        return f"goals met, but max {top:.0f} ms > {GOAL_MS:.0f} ms"
+    return f"ok: {goal}"
+
+
 def pct(values: list[float], p: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
@@ -149,12 +161,10 @@ async def measure(args: argparse.Namespace, base: Path) -> None:
         if not values:
             return f"{name:<28} no press (the run ended first: raise --scale)"
         med, p95 = statistics.median(values) * 1000, pct(values, 95) * 1000
-        # the goal is on the p95 and the median; the max is shown, never judged
-        ok = "ok" if p95 <= GOAL_MS and med <= MEDIAN_GOAL_MS else "OVER"
+        top = max(values) * 1000
         return (
             f"{name:<28} n={len(values):<4} median {med:6.1f} ms   p95 {p95:6.1f} ms   "
-            f"max {max(values) * 1000:6.1f} ms   "
-            f"[{ok}: goal p95 ≤ {GOAL_MS:.0f} ms, median ≤ {MEDIAN_GOAL_MS:.0f} ms]"
+            f"max {top:6.1f} ms   [{judged(med, p95, top)}]"
         )
 
     print(f"pgwx key-to-screen latency, headless {w}x{h}, quick-demo matrix ×{args.scale:g}")

@@ -250,6 +250,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="in the app: draw ASCII only (automatic when the locale is not UTF-8)",
     )
+    _present_arg(parser)
     parser.add_argument(
         "--results",
         metavar="STORE",
@@ -314,6 +315,7 @@ def build_parser() -> argparse.ArgumentParser:
         "as fast as possible)",
     )
     rpl.add_argument("--headless", action="store_true", help="print instead of opening the app")
+    _present_arg(rpl, sub=True)
     exp = sub.add_parser("export", help="write a stored run to one shareable .pgwx file")
     exp.add_argument("run", nargs="?", default="latest", help="run id, prefix, or 'latest'")
     exp.add_argument("--out", type=Path, required=True, help="the file to write (FILE.pgwx)")
@@ -425,6 +427,24 @@ class Progress:
 def threshold_arg(value: str | None) -> float | None:
     """--threshold as a fraction (of `report` and `compare`; `run` checks it in its request)."""
     return threshold_option(value)
+
+
+def _present_arg(p: argparse.ArgumentParser, *, sub: bool = False) -> None:
+    """--present, before the command or after `replay` (where it defaults to SUPPRESS, so
+    one given before `replay` is not overwritten)."""
+    given: dict[str, Any] = {"default": argparse.SUPPRESS} if sub else {}
+    p.add_argument(
+        "--present",
+        action="store_true",
+        help="in the app: the presenter layout (duration bars and one chart side by side, "
+        "the verdict in large type); automatic from 100 columns at 30 rows or fewer",
+        **given,
+    )
+
+
+def present_arg(args: argparse.Namespace) -> bool | None:
+    """--present for the app: True when given, None to let the terminal's size decide."""
+    return True if getattr(args, "present", False) else None
 
 
 def ascii_arg(args: argparse.Namespace) -> bool | None:
@@ -756,7 +776,10 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
         store.close()
         return run_app(
-            replay=ref, speed=1.0 if args.speed is None else args.speed, ascii=ascii_arg(args)
+            replay=ref,
+            speed=1.0 if args.speed is None else args.speed,
+            ascii=ascii_arg(args),
+            present=present_arg(args),
         )
     source = ReplaySource.find(store, ref, args.speed or 0.0)
     progress = Progress()
@@ -1055,6 +1078,7 @@ def _main(argv: list[str] | None) -> int:
                 keep_server=args.keep_server,
                 allow_risky=args.allow_risky,
                 ascii=ascii_arg(args),
+                present=present_arg(args),
             )
         return commands[args.command](args)
     except PgwxError as exc:

@@ -1,7 +1,9 @@
 """Regenerate screenshots/ from the fixed recorded run: `python scripts/screenshots.py`.
 
 Every image is the app saving itself (no server needed): the recorded durability run in
-tests/fixtures/durability.json is replayed all at once, stopped mid-run or at its end.
+tests/fixtures/durability.json is replayed all at once, stopped mid-run or at its end; the
+quick-demo fixture and the shipped fk-timing-restore recording give the verdicts, the
+presenter layout's large type and a replay after a jump.
 The SVGs are made byte-stable (Rich's random ids replaced) so an unchanged screen makes an
 unchanged file. Look at them as PNGs with `rsvg-convert -o /tmp/x.png screenshots/x.svg`.
 """
@@ -45,6 +47,19 @@ results pane at 80x24 with a row selected (its mechanism under the table)."""
 
 VERDICT_SHOTS = [("verdicts-120x36", (120, 36)), ("verdicts-80x24", (80, 24))]
 """The finished quick-demo run: intervals in the duration pane, verdicts in the table."""
+
+FK_TIMING = recordings_dir() / "fk-timing-restore.pgwx"
+"""The shipped fk-timing-restore recording (the deferred FK's check at COMMIT)."""
+
+PRESENTER_SHOTS: list[tuple[str, tuple[int, int], Path, int | None]] = [
+    ("presenter-100x30", (100, 30), FK_TIMING, None),
+    ("presenter-mid-run-100x30", (100, 30), FIXTURE, MID_RUN),
+    ("summary-card-fk-timing-120x36", (120, 36), FK_TIMING, None),
+]
+"""(file name, size, recording, events to replay): the presenter layout a projector's 100x30
+gets by itself — fk-timing-restore's end card under its verdict in large digits, and the
+durability run mid-matrix (bars beside the chart) — and fk-timing-restore's end card in the
+usual layout."""
 
 
 async def shoot(
@@ -97,6 +112,33 @@ async def shoot_replay(name: str, size: tuple[int, int], scratch: Path) -> Path:
         return Path(app.save_screenshot(f"{name}.svg", str(OUT)))
 
 
+JUMP_SHOTS = [("replay-jump-120x36", (120, 36)), ("replay-jump-80x24", (80, 24))]
+"""fk-timing-restore replayed, paused in the last deferred COMMIT, then `[`: the screen a
+jump back to the previous phase shows (header, bars and chart at that moment)."""
+
+
+async def shoot_jump(name: str, size: tuple[int, int], scratch: Path) -> Path:
+    """Replay the shipped recording, pause, seek into the last deferred COMMIT, press `[`."""
+    source = ReplaySource.from_file(FK_TIMING, speed=4)
+    app = PgwxApp(replay=source, store=ResultStore(scratch / f"{name}.sqlite"), ascii=False)
+    async with app.run_test(size=size) as pilot:
+        lab = app.lab
+        player = lab.controller.player
+        assert player is not None
+        await pilot.press("space")
+        commits = [
+            b
+            for b in player.boundaries
+            if getattr(source.events[b], "phase", "") == "commit"
+            and getattr(source.events[b], "variant", "") == "deferred"
+        ]
+        lab.controller.seek(commits[-1] + 4)
+        await pilot.pause(0.6)
+        await pilot.press("left_square_bracket")
+        await pilot.pause(0.6)
+        return Path(app.save_screenshot(f"{name}.svg", str(OUT)))
+
+
 def stabilise(path: Path) -> None:
     """Replace Rich's random SVG ids, so an unchanged screen makes an unchanged file."""
     path.write_text(re.sub(r"\bterminal-\d+-", "terminal-pgwx-", path.read_text()))
@@ -115,6 +157,14 @@ async def main() -> None:
             print(f"{path.relative_to(ROOT)}  {size[0]}x{size[1]}")
         for name, size in REPLAY_SHOTS:
             path = await shoot_replay(name, size, Path(scratch))
+            stabilise(path)
+            print(f"{path.relative_to(ROOT)}  {size[0]}x{size[1]}")
+        for name, size, fixture, upto in PRESENTER_SHOTS:
+            path = await shoot(name, size, upto, (), Path(scratch), fixture)
+            stabilise(path)
+            print(f"{path.relative_to(ROOT)}  {size[0]}x{size[1]}")
+        for name, size in JUMP_SHOTS:
+            path = await shoot_jump(name, size, Path(scratch))
             stabilise(path)
             print(f"{path.relative_to(ROOT)}  {size[0]}x{size[1]}")
 

@@ -48,6 +48,8 @@ class PgwxApp(App[int]):
         allow_risky: Allow fsync/full_page_writes off on a server pgwx does not own.
         sample_interval: Seconds between statistics samples during a run.
         ascii: Draw ASCII only (None: when the locale is not UTF-8).
+        present: The presenter layout: True on, False off, None when the terminal is
+            projector-sized (wide but short).
     """
 
     CSS_PATH = "app.tcss"
@@ -68,6 +70,7 @@ class PgwxApp(App[int]):
         allow_risky: bool = False,
         sample_interval: float = 0.25,
         ascii: bool | None = None,
+        present: bool | None = None,
     ) -> None:
         super().__init__()
         self.ascii = locale_wants_ascii() if ascii is None else ascii
@@ -89,6 +92,7 @@ class PgwxApp(App[int]):
             allow_risky=allow_risky,
             ascii=self.ascii,
             sample_interval=sample_interval,
+            present=present,
         )
         """How the lab was opened: all the screen and its controller are told."""
         self._lab: LabScreen | None = None
@@ -185,11 +189,13 @@ def run_app(
     allow_risky: bool = False,
     speed: float = 1.0,
     ascii: bool | None = None,
+    present: bool | None = None,
 ) -> int:
     """Open the app (`pgwx`), or replay a run in it (`pgwx replay RUN|FILE|NAME`).
 
     Args:
         speed: Replay speed (1 = recorded pace).
+        present: The presenter layout (None: automatic on a projector-sized terminal).
 
     Returns:
         The process exit status.
@@ -206,6 +212,7 @@ def run_app(
             replay=source,
             allow_risky=allow_risky,
             ascii=ascii,
+            present=present,
         )
         try:
             app.run()

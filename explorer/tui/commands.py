@@ -1,7 +1,7 @@
 """Every action of the lab in the command palette (ctrl+p), in one place.
 
-Every key of the key table (`tui/keys.py`) is an entry, with its title and what it does;
-then one entry per profile, which has no key.
+Every key of the key table (`tui/keys.py`) that applies in the session is an entry, with
+its title and what it does; then one entry per profile, which has no key.
 """
 
 from __future__ import annotations
@@ -22,9 +22,12 @@ class LabCommands(Provider):
         screen = self.screen
         if not hasattr(screen, "action_run"):
             return []
+        config = getattr(screen, "config", None)
+        replay = getattr(config, "replay", None) is not None
         out: list[tuple[str, Callable[[], Any], str]] = [
             (key.title, partial(screen.run_action, key.action), key.palette_help())
             for key in LAB_KEYS
+            if key.applies(replay)  # a replay offers no run keys, a live session no replay keys
         ]
         panel = getattr(screen, "knob_panel", None)
         if panel is not None and not panel.locked:

@@ -70,6 +70,9 @@ class LabConfig:
     """Seconds between statistics samples during a run."""
     ascii: bool = False
     """Draw ASCII only."""
+    present: bool | None = None
+    """The presenter layout (`--present`): True on, False off, None automatic on a wide but
+    short, projector-like terminal (`layout_classes` in screens/lab.py)."""
 
 
 def offered_profiles(given: list[Profile] | None) -> tuple[tuple[Profile, ...], tuple[str, ...]]:

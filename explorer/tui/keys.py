@@ -12,11 +12,27 @@ from dataclasses import dataclass
 from textual.binding import Binding
 
 CHART = Binding.Group("chart", compact=True)
-"""The three chart keys, shown as one compact group in the footer."""
-REPLAY = Binding.Group("replay", compact=True)
-"""The replay's speed and jump keys, shown as one compact group in the footer."""
+"""The three chart keys: "i io  w waits  l wal" in the footer, or "iwl chart" when short
+of room."""
+SPEED = Binding.Group("speed", compact=True)
+"""The replay's `<` `>`: one compact group in the footer ("<> speed")."""
+PHASE = Binding.Group("phase", compact=True)
+"""The replay's `[` `]` phase jumps: one compact group ("[] phase")."""
+ENDS = Binding.Group("start/end", compact=True)
+"""The replay's `g` `G` jumps: one compact group ("gG start/end")."""
 PANES = ("knobs", "duration", "activity", "results")
 """Pane ids, which are also the tab ids on narrow terminals (tab-<id>); keys 1-4."""
+PANE_FOCUS = {
+    "knobs": "Go to the knobs and focus the workload choice (↑ ↓ then Enter to change one)",
+    "duration": "Go to the duration bars (or the end card: Enter opens the table)",
+    "activity": "Go to the server activity chart (i, w, l change it)",
+    "results": (
+        "Go to the results table and focus it: ↑ ↓ pick a row, whose mechanism (WAL, "
+        "full-page images, fsyncs, waits) the lines under the table give; ← → scroll the "
+        "columns that do not fit"
+    ),
+}
+"""What each of the keys 1-4 focuses, as the help and the palette say it."""
 
 
 @dataclass(frozen=True)
@@ -40,7 +56,15 @@ class LabKey:
     group: Binding.Group | None = None
     """A compact footer group it belongs to."""
     show: bool = True
-    """Shown in the footer (the palette and the help list every key)."""
+    """Shown in the footer (the palette and the help list every key that applies)."""
+    when: str = "always"
+    """Where it applies: "always", "live" (a session with a server) or "replay". A key that
+    does not apply is not bound, not in the footer and not in the help."""
+    pinned: bool = False
+    """Always in the footer, at its right end, however narrow the terminal (Help, Quit)."""
+    drop: int = 0
+    """How early a footer too narrow for every key leaves it out (highest first; the help
+    and the palette still list it)."""
 
     @property
     def shown(self) -> str:
@@ -64,6 +88,10 @@ class LabKey:
         """The palette's line under the title: what it does, and the key that does it."""
         return f"{self.tooltip}  ({self.shown})"
 
+    def applies(self, replay: bool) -> bool:
+        """Whether the key does anything in this session (a replay, or a live one)."""
+        return self.when == "always" or self.when == ("replay" if replay else "live")
+
 
 LAB_KEYS: tuple[LabKey, ...] = (
     LabKey(
@@ -73,6 +101,7 @@ LAB_KEYS: tuple[LabKey, ...] = (
         title="Run the variant",
         tooltip="Run the variant the knobs describe",
         id="lab.run",
+        when="live",
     ),
     LabKey(
         key="m",
@@ -81,6 +110,7 @@ LAB_KEYS: tuple[LabKey, ...] = (
         title="Run matrix",
         tooltip="Run every variant of the chosen profile",
         id="lab.matrix",
+        when="live",
     ),
     LabKey(
         key="c",
@@ -89,6 +119,7 @@ LAB_KEYS: tuple[LabKey, ...] = (
         title="Cancel the run",
         tooltip="Stop the run; the server's settings are put back",
         id="lab.cancel",
+        when="live",
     ),
     LabKey(
         key="space",
@@ -97,6 +128,7 @@ LAB_KEYS: tuple[LabKey, ...] = (
         title="Replay: pause / resume",
         tooltip="Pause or resume the replay",
         id="lab.replay-pause",
+        when="replay",
     ),
     LabKey(
         key="less_than_sign",
@@ -105,8 +137,9 @@ LAB_KEYS: tuple[LabKey, ...] = (
         title="Replay: slower",
         tooltip="Replay slower (0.25× to 16×)",
         id="lab.replay-slower",
+        when="replay",
         display="<",
-        group=REPLAY,
+        group=SPEED,
     ),
     LabKey(
         key="greater_than_sign",
@@ -115,8 +148,9 @@ LAB_KEYS: tuple[LabKey, ...] = (
         title="Replay: faster",
         tooltip="Replay faster (0.25× to 16×)",
         id="lab.replay-faster",
+        when="replay",
         display=">",
-        group=REPLAY,
+        group=SPEED,
     ),
     LabKey(
         key="left_square_bracket",
@@ -125,8 +159,9 @@ LAB_KEYS: tuple[LabKey, ...] = (
         title="Replay: previous phase",
         tooltip="Jump back to where the previous phase started",
         id="lab.replay-prev-phase",
+        when="replay",
         display="[",
-        group=REPLAY,
+        group=PHASE,
     ),
     LabKey(
         key="right_square_bracket",
@@ -135,8 +170,9 @@ LAB_KEYS: tuple[LabKey, ...] = (
         title="Replay: next phase",
         tooltip="Jump to where the next phase starts",
         id="lab.replay-next-phase",
+        when="replay",
         display="]",
-        group=REPLAY,
+        group=PHASE,
     ),
     LabKey(
         key="g",
@@ -145,7 +181,8 @@ LAB_KEYS: tuple[LabKey, ...] = (
         title="Replay: start",
         tooltip="Jump to the start of the replay",
         id="lab.replay-start",
-        group=REPLAY,
+        when="replay",
+        group=ENDS,
     ),
     LabKey(
         key="G",
@@ -154,7 +191,8 @@ LAB_KEYS: tuple[LabKey, ...] = (
         title="Replay: end",
         tooltip="Jump to the end of the replay",
         id="lab.replay-end",
-        group=REPLAY,
+        when="replay",
+        group=ENDS,
     ),
     LabKey(
         key="i",
@@ -164,6 +202,7 @@ LAB_KEYS: tuple[LabKey, ...] = (
         tooltip="pg_stat_io writes/extends/fsyncs by backend type",
         id="lab.chart-io",
         group=CHART,
+        drop=1,
     ),
     LabKey(
         key="w",
@@ -173,6 +212,7 @@ LAB_KEYS: tuple[LabKey, ...] = (
         tooltip="Wait events of the workload's backends, stacked",
         id="lab.chart-waits",
         group=CHART,
+        drop=1,
     ),
     LabKey(
         key="l",
@@ -182,6 +222,7 @@ LAB_KEYS: tuple[LabKey, ...] = (
         tooltip="WAL MiB/s from the insert position",
         id="lab.chart-wal",
         group=CHART,
+        drop=1,
     ),
     LabKey(
         key="p",
@@ -190,6 +231,7 @@ LAB_KEYS: tuple[LabKey, ...] = (
         title="Next phase in the bars",
         tooltip="Compare the next phase in the duration bars",
         id="lab.phase",
+        drop=2,
     ),
     LabKey(
         key="e",
@@ -198,6 +240,7 @@ LAB_KEYS: tuple[LabKey, ...] = (
         title="Export the results table",
         tooltip="Write the results table as markdown under the results directory",
         id="lab.export",
+        drop=3,
     ),
     LabKey(
         key="s",
@@ -206,6 +249,7 @@ LAB_KEYS: tuple[LabKey, ...] = (
         title="Save a screenshot",
         tooltip="Save an SVG screenshot under the results directory",
         id="lab.screenshot",
+        drop=4,
     ),
     LabKey(
         key="space",
@@ -214,25 +258,35 @@ LAB_KEYS: tuple[LabKey, ...] = (
         title="Pause the live view",
         tooltip="Freeze the live view (the run goes on); again to catch up",
         id="lab.pause",
+        when="live",
     ),
     LabKey(
         key="plus",
-        action="refresh_interval(1)",
-        label="Slower",
-        title="Refresh less often",
-        tooltip="Repaint the live view less often (lighter over a slow link)",
-        id="lab.refresh-slower",
+        action="refresh_interval(-1)",
+        label="Refresh faster",
+        title="Refresh faster (more often)",
+        tooltip="Repaint the live parts more often (down to every 0.25 s)",
+        id="lab.refresh-faster",
         display="+",
         show=False,
     ),
     LabKey(
         key="minus",
-        action="refresh_interval(-1)",
-        label="Faster",
-        title="Refresh more often",
-        tooltip="Repaint the live view more often",
-        id="lab.refresh-faster",
+        action="refresh_interval(1)",
+        label="Refresh slower",
+        title="Refresh slower (less often)",
+        tooltip="Repaint the live parts less often (up to every 5 s; lighter over a slow link)",
+        id="lab.refresh-slower",
         display="-",
+        show=False,
+    ),
+    LabKey(
+        key="P",
+        action="present",
+        label="Present",
+        title="Presenter layout on / off",
+        tooltip="Bars beside one chart, verdict in big digits; automatic if wide but short",
+        id="lab.present",
         show=False,
     ),
     LabKey(
@@ -243,6 +297,7 @@ LAB_KEYS: tuple[LabKey, ...] = (
         tooltip="Keys, panes, and why some counters land late",
         id="lab.help",
         display="?",
+        pinned=True,
     ),
     LabKey(
         key="R",
@@ -251,6 +306,7 @@ LAB_KEYS: tuple[LabKey, ...] = (
         title="Reconnect",
         tooltip="Try the server again after it could not be reached",
         id="lab.reconnect",
+        when="live",
         display="R",
     ),
     LabKey(
@@ -260,6 +316,7 @@ LAB_KEYS: tuple[LabKey, ...] = (
         title="Quit pgwx",
         tooltip="Quit; a run is cancelled and the server put back first",
         id="lab.quit",
+        pinned=True,
     ),
     *(
         LabKey(
@@ -267,7 +324,7 @@ LAB_KEYS: tuple[LabKey, ...] = (
             action=f"pane('{pane}')",
             label=f"{pane.title()} pane",
             title=f"Go to the {pane} pane",
-            tooltip=f"Go to the {pane} pane",
+            tooltip=PANE_FOCUS[pane],
             id=f"lab.pane-{pane}",
             show=False,
         )

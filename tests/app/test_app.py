@@ -179,14 +179,16 @@ def test_only_chart_module_imports_textual_plotext() -> None:
 
 
 @pytest.mark.parametrize("width", [80, 120])
-async def test_help_lists_every_key(tmp_path: Path, width: int) -> None:
+async def test_help_lists_every_key_of_a_replay(tmp_path: Path, width: int) -> None:
     app = PgwxApp(replay=ReplaySource([]), store=ResultStore(tmp_path / "r.sqlite"))
     async with app.run_test(size=(width, 36)) as pilot:
         await pilot.press("question_mark")
         await pilot.pause(0.1)
         text = str(app.screen.query_one("Markdown").source)  # type: ignore[attr-defined]
-        for key in ("`r`", "`m`", "`c`", "`i`", "`w`", "`l`", "`e`", "`s`", "`?`", "`q`"):
+        for key in ("`<`", "`g`", "`i`", "`w`", "`l`", "`e`", "`s`", "`+`", "`?`", "`q`"):
             assert key in text
+        for key in ("`r`", "`m`", "`c`", "`R`"):  # a live session's (tests/app/test_keys.py)
+            assert key not in text
         assert "client backend counters arrive when it idles" in text
         await pilot.press("escape")
         assert isinstance(app.screen, LabScreen)

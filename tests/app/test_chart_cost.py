@@ -57,8 +57,11 @@ async def test_chart_key_costs_no_layout_pass(tmp_path: Path, monkeypatch) -> No
     async with app.run_test(size=(120, 36)) as pilot:
         lab = app.lab
         await wait_for(pilot, lambda: lab.view.status == "finished", 10)
-        await pilot.pause(0.3)
         pane = lab.query_one(ActivityPane)
+        # A replay played at once can end before the first grid layout (a loaded machine):
+        # the steady state is the pane in its own column, its caption measured there.
+        await wait_for(pilot, lambda: 0 < pane.region.width < lab.size.width // 2, 10)
+        await pilot.pause(0.3)
         layouts: list[str] = []
         original = Widget.refresh
 

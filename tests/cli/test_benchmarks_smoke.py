@@ -25,6 +25,7 @@ PROOF = {
     "replay_memory.py": "key-to-screen over",
     "sampler_overhead.py": "throughput with/without (pairs)",
     "terminal_bytes.py": "during the run",
+    "terminal_latency.py": "80x24 tabs, quiet",
     "timing_accuracy.py": "durability copy (asyncpg COPY) vs COPY",
     "tui_latency.py": "during a full-speed run",
     "verdict_calibration.py": "| 7×3 | 20% |",

@@ -56,3 +56,13 @@ async def settle(pilot: Pilot[int]) -> None:
     app = pilot.app
     await app.workers.wait_for_complete()
     await pilot.pause(0.6)
+    # On a loaded machine a late layout pass (a caption measured again, a chart given its
+    # final width) can land after the pause; a snapshot taken then shows the chart bucketed
+    # for the old width. Wait until two screenshots a moment apart agree (at most ~3 s more).
+    shot = app.export_screenshot()
+    for _ in range(15):
+        await pilot.pause(0.2)
+        again = app.export_screenshot()
+        if again == shot:
+            return
+        shot = again

@@ -1,4 +1,8 @@
-"""The help screen: every key, what each pane shows, and why some counters land late."""
+"""The help screen: the keys that apply here, what each pane shows, why some counters land late.
+
+The lab hands it the keys of its session only (`LabKey.applies`): a live session does not
+list the replay's keys, a replay does not list the run's, and no key is listed twice.
+"""
 
 from __future__ import annotations
 
@@ -42,19 +46,28 @@ the baseline: Hodges–Lehmann ratio `[interval]` (95 % for the whole table) and
 threshold, `same within ±3 %` when the whole interval lies inside it, `undecided` otherwise
 (`too few runs` below 5; warm-ups not counted), then WAL, relation extensions and the top
 wait. The duration pane draws each interval over its bar. **e** writes it as markdown
-under the results directory; the log says where.
+under the results directory; the log says where. **4** focuses the table: **↑** **↓** pick a
+row, and the lines under the table give that row's mechanism (WAL, full-page images,
+writes, extends, fsyncs, waits); **←** **→** scroll the columns a narrow terminal cannot show.
 
 **Log** — knobs applied and undone, server restarts, failures, in one sentence each.
 
-At 80 columns the panes become tabs: **tab** / **shift+tab** move between widgets,
-**1**–**4** pick a tab. Everything works from the keyboard; the mouse is optional.
+At 80 columns the panes become tabs: **1**–**4** show a pane and focus its main widget
+(the workload choice, the bars or the end card, the chart, the results table), **tab** /
+**shift+tab** move between the widgets on screen. The footer keeps **?** and **q** at its
+right end and leaves out what does not fit (p, e, s first): they are all listed above.
+Everything works from the keyboard; the mouse is optional.
 """
 
 
 def keys_table(keys: Sequence[LabKey]) -> str:
     """A markdown list of the keys: key, action, what it does."""
     lines = ["## Keys", ""]
+    shown: set[str] = set()
     for key in keys:
+        if key.shown in shown:
+            continue  # one line per key (the session's own meaning of it)
+        shown.add(key.shown)
         lines.append(f"- `{key.shown}` **{key.label}** — {key.tooltip}")
     lines.append("- `ctrl+p` **Command palette** — every action, searchable")
     return "\n".join(lines)
@@ -64,12 +77,23 @@ class HelpScreen(ModalScreen[None]):
     """Keys and panes, over the main screen.
 
     Args:
-        keys: The main screen's key table, so the list cannot drift from the keys.
+        keys: The main screen's keys that apply in its session, from its key table, so the
+            list cannot drift from the keys.
     """
+
+    TITLE = "pgwx — the PostgreSQL write path, live"
+    """The border title (a Markdown heading would open the help with blank lines)."""
 
     DEFAULT_CSS = """
     HelpScreen {
         align: center middle;
+    }
+    HelpScreen Markdown {
+        margin: 0;
+        padding: 0;
+    }
+    HelpScreen MarkdownH2:first-child {
+        margin-top: 0;
     }
     HelpScreen #help-body {
         width: 100;
@@ -93,13 +117,9 @@ class HelpScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         """The help text."""
-        with VerticalScroll(id="help-body"):
-            yield Markdown(
-                "# pgwx — the PostgreSQL write path, live\n\n"
-                + keys_table(self._lab_keys)
-                + "\n"
-                + PANES
-            )
+        with VerticalScroll(id="help-body") as body:
+            body.border_title = self.TITLE
+            yield Markdown(keys_table(self._lab_keys) + "\n" + PANES)
         yield Footer()
 
     def on_mount(self) -> None:

@@ -1,9 +1,12 @@
 """The main screen: knobs, duration, server activity, results and log, and every key.
 
 Layout, keys and repainting live here; the workers (server, run, replay, quit) live in the
-`RunController` (tui/controller.py) that this screen composes and listens to. At 110×30 and
-up the panes sit side by side as in the mockup; below that they become tabs, chosen by the
-breakpoint classes Textual sets on the screen.
+`RunController` (tui/controller.py) that this screen composes and listens to. At 110×31 and
+up the panes sit side by side as in the mockup; below that they become tabs. A wide but
+short terminal — a projector's, from 100 columns at 30 rows or fewer — or `--present` gets
+the presenter layout: one pane (the duration bars, or knobs or results on 1 and 4) beside
+the chart, and a finished matrix's verdict in large digits. `layout_classes` decides which,
+from the terminal's size; the CSS for each is in app.tcss.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from textual.reactive import Reactive, reactive
 from textual.screen import Screen
 from textual.timer import Timer
 from textual.widget import Widget
-from textual.widgets import DataTable, Footer, Tab, Tabs
+from textual.widgets import DataTable, Tab, Tabs
 
 from explorer.analysis.report import to_markdown
 from explorer.files import SHARED, FileRefused, private_dir, write_new
@@ -46,7 +49,9 @@ from explorer.tui.keys import LAB_KEYS, PANES, lab_bindings
 from explorer.tui.screens.help import HelpScreen
 from explorer.tui.widgets.activity import ActivityPane
 from explorer.tui.widgets.duration import DurationPane
+from explorer.tui.widgets.footer import LabFooter
 from explorer.tui.widgets.header import ServerHeader
+from explorer.tui.widgets.headline import Headline
 from explorer.tui.widgets.knobs import KnobPanel
 from explorer.tui.widgets.log import LabLog
 from explorer.tui.widgets.results import MechanismLine, ResultsTable
@@ -55,17 +60,55 @@ from explorer.tui.widgets.summary import SummaryCard
 LEVEL_STYLE = {"info": "", "warning": "yellow", "error": "bold red"}
 """Log level → style (the mark, readable without colour, is `stream.LEVEL_MARK`'s)."""
 
-RUN_ACTIONS = ("run", "matrix", "cancel", "toggle_pause")
-"""Actions of a live run: hidden from the footer in a replay (where space pauses the replay
-itself, not only the view)."""
-REPLAY_ACTIONS = ("replay_pause", "replay_speed", "replay_phase", "replay_jump")
-"""Actions that drive a replay: hidden from the footer otherwise."""
+WHEN = {key.action.split("(")[0]: key.when for key in LAB_KEYS}
+"""Action name → where its key applies ("always", "live", "replay"): from the key table, so
+the bindings, the footer and the help agree (in a replay space pauses the replay itself,
+in a live session only the view)."""
+RESULTS_HINT = "4, then ↑↓ a row · ←→ WAL, waits, note"
+"""The results pane's subtitle below 110 columns, where those columns are off to the right."""
 LOG_RETOLD = 200
 """Log lines written again after a replay jump (the latest ones)."""
 REFRESH_STEPS = (0.25, 0.5, 1.0, 2.0, 5.0)
-"""Refresh intervals `+` / `-` step through, in seconds (pg_activity's habit)."""
+"""Refresh intervals `+` (faster: a shorter one) / `-` (slower) step through, in seconds."""
 DEFAULT_REFRESH = 1.0
 """Seconds between repaints of the live parts (clock, progress, chart, caption)."""
+WIDE = 110
+"""Columns from which the panes sit side by side (and the footer is not compact)."""
+TALL = 30
+"""Rows from which, when wide too, the panes sit side by side (below: tabs)."""
+PRESENT_MIN_WIDTH = 100
+"""Columns from which a short terminal gets the presenter layout by itself."""
+PRESENT_MAX_HEIGHT = 30
+"""Rows at most of a terminal that gets the presenter layout by itself: a projector's
+enlarged font leaves a wide but short screen (100x30, 120x30, 160x28), where the mockup's
+three columns over the results leave the chart 7 rows and every pane too small to read."""
+LEFT_PANES = ("knobs", "duration", "results")
+"""Panes the presenter layout shows beside the chart, one at a time (1, 2, 4)."""
+
+
+def presenting(width: int, height: int, present: bool | None) -> bool:
+    """Whether the presenter layout is on: as asked (`--present`, `P`), else on a wide but
+    short terminal (at least `PRESENT_MIN_WIDTH` columns, `PRESENT_MAX_HEIGHT` rows at most)."""
+    if present is not None:
+        return present
+    return width >= PRESENT_MIN_WIDTH and height <= PRESENT_MAX_HEIGHT
+
+
+def layout_classes(width: int, height: int, present: bool | None) -> dict[str, bool]:
+    """The screen's layout classes for a terminal size (app.tcss styles each).
+
+    `-wide` / `-narrow` by width; `-tall` / `-short` by height, except in the presenter
+    layout (`-present`), which has neither, so the grid and tab rules stay out of its way.
+    """
+    present_on = presenting(width, height, present)
+    tall = height >= TALL
+    return {
+        "-present": present_on,
+        "-wide": width >= WIDE,
+        "-narrow": width < WIDE,
+        "-tall": not present_on and tall,
+        "-short": not present_on and not tall,
+    }
 
 
 class LabScreen(Screen[None]):
@@ -74,8 +117,10 @@ class LabScreen(Screen[None]):
     BINDINGS = lab_bindings()
     """Made from the key table (`tui/keys.py`), as the palette and the help are."""
 
-    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-wide")]
-    VERTICAL_BREAKPOINTS = [(0, "-short"), (30, "-tall")]
+    HORIZONTAL_BREAKPOINTS: list[tuple[int, str]] = []
+    VERTICAL_BREAKPOINTS: list[tuple[int, str]] = []
+    """Empty, so Textual sets no breakpoint classes: `on_resize` sets them from
+    `layout_classes`, which knows the presenter layout too."""
 
     focused: Reactive[Widget | None] = Reactive(None, repaint=False)
     """The focused widget, as on every Screen, but a change of focus does not repaint the
@@ -99,13 +144,15 @@ class LabScreen(Screen[None]):
         """What the knob panel last said it describes (profile, size, knobs)."""
         self._footer_busy: bool | None = None
         self.refresh_interval = DEFAULT_REFRESH
-        """Seconds between repaints of the live parts; `+` / `-` change it."""
+        """Seconds between repaints of the live parts; `+` shortens it, `-` lengthens it."""
         self.paused = False
         """The live view is frozen (space); the run goes on and the view catches up after."""
         self._live_dirty = False
         self._stale = False
         self._timer: Timer | None = None
         self._running_key: object = None
+        self.present: bool | None = config.present
+        """The presenter layout as asked (`--present`, then `P`); None: by the size."""
 
     @property
     def target(self) -> Target | None:
@@ -122,15 +169,58 @@ class LabScreen(Screen[None]):
         line = Text()
         line.append(f"{at:7.1f}s " if at is not None else "         ", style="dim")
         # exceptions and servers' messages are text too, like the names the models hold
-        line.append(f"{mark} {printable(message)}", style=style)
+        line.append(f"{mark} ", style=style)
+        hang = line.cell_len  # wrapped rows start under the message, not at column 0
+        line.append(printable(message), style=style)
         # A run's routine lines wait for the next refresh tick (one scroll of the log for
         # several lines); anything else, and anything louder, shows at once.
         defer = at is not None and level == "info" and self.view.running
-        self.query_one(LabLog).add(line, defer=defer)
+        self.query_one(LabLog).add(line, defer=defer, hang=hang)
 
     def set_tab(self, pane: str) -> None:
         """Show a pane's tab (only visible on narrow terminals)."""
         self.query_one(Tabs).active = f"tab-{pane}"
+
+    def _show_pane(self, pane: str) -> None:
+        """Mark the pane current (the one shown on narrow terminals, and beside the chart in
+        the presenter layout). A focus left in a pane that is now hidden moves to this pane's
+        main widget, so Tab and the arrows never act on a pane the user cannot see."""
+        for name in PANES:
+            widget = self.query_one(f"#{name}")
+            classes = {"-current": name == pane}
+            if pane in LEFT_PANES and name in LEFT_PANES:
+                # The presenter layout keeps the chart and shows this one beside it.
+                classes["-left"] = name == pane
+            if any(widget.has_class(c) != on for c, on in classes.items()):
+                # One batch per pane, and only on a real change: each change of a pane's
+                # classes restyles its whole subtree (the knob panel's ~40 widgets).
+                widget.update_classes(classes, animate=False)
+        focused = self.focused
+        one_at_a_time = self.query_one(Tabs).display or self.has_class("-present")
+        if focused is None or not one_at_a_time:
+            return
+        if self.has_class("-present") and pane not in LEFT_PANES:
+            return  # the chart: the pane beside it stays
+        for name in PANES:
+            if name == pane or (self.has_class("-present") and name not in LEFT_PANES):
+                continue
+            if self.query_one(f"#{name}") in (focused, *focused.ancestors):
+                self.main_widget(pane).focus()
+                return
+
+    def main_widget(self, pane: str) -> Widget:
+        """The widget `1`–`4` focus in a pane: the profile choice (the panel itself while a
+        run locks it), the end card when it is up (else the bars), the chart pane, the
+        results table (so that ↑ ↓ work at once)."""
+        if pane == "knobs":
+            choice = self.knob_panel.select("profile")
+            return choice if choice.focusable else self.knob_panel
+        if pane == "duration":
+            card = self.query_one(SummaryCard)
+            return card if card.display else self.query_one(DurationPane)
+        if pane == "results":
+            return self.query_one(ResultsTable)
+        return self.query_one(f"#{pane}")
 
     @property
     def knob_panel(self) -> KnobPanel:
@@ -142,6 +232,7 @@ class LabScreen(Screen[None]):
         """Header, tabs (narrow terminals), the four panes, log, footer."""
         yield ServerHeader(id="header").data_bind(LabScreen.caps)
         yield Tabs(*(Tab(p.title(), id=f"tab-{p}") for p in PANES), id="tabs")
+        yield Headline(id="headline")
         with Container(id="panes"):
             yield KnobPanel(
                 list(self.config.profiles), allow_risky=self.config.allow_risky, id="knobs"
@@ -152,13 +243,15 @@ class LabScreen(Screen[None]):
                 yield ResultsTable(id="results-table")
                 yield MechanismLine(id="mechanism")
         yield LabLog(id="log")
-        yield Footer()
+        yield LabFooter()
         yield self.controller
 
     def on_mount(self) -> None:
         """Start: replay, an injected target, or find/start the server."""
-        self.query_one("#knobs").add_class("-current")
+        self.query_one("#knobs").add_class("-current", "-left")
         self.query_one("#results").border_title = "Results"
+        # `3` focuses the chart pane (its keys are i w l), so Tab reaches it too.
+        self.query_one(ActivityPane).can_focus = True
         self._timer = self.set_interval(self.refresh_interval, self._tick)
         config = self.config
         for problem in config.profile_problems:
@@ -180,19 +273,35 @@ class LabScreen(Screen[None]):
             self.controller.start_server()
 
     def on_resize(self, event: events.Resize) -> None:
-        """A compact footer below 110 columns, so every lab key still fits in 80 (the
-        palette's ctrl+p is then in the help instead)."""
-        footer = self.query_one(Footer)
-        wide = event.size.width >= 110
+        """The layout for the new size; a compact footer below 110 columns, so every lab
+        key still fits in 80 (the palette's ctrl+p is then in the help instead)."""
+        self._lay_out(event.size.width, event.size.height)
+        footer = self.query_one(LabFooter)
+        wide = event.size.width >= WIDE
         if footer.show_command_palette != wide:
             footer.compact, footer.show_command_palette = not wide, wide
             self.refresh_bindings()
+        # Where the mechanism columns are off to the right, the pane says how to reach them.
+        results = self.query_one("#results")
+        results.border_subtitle = "" if wide else RESULTS_HINT
+
+    def _lay_out(self, width: int, height: int) -> None:
+        """Set the layout classes; say once when the presenter layout comes on by itself."""
+        was = self.has_class("-present")
+        classes = layout_classes(width, height, self.present)
+        self.update_classes(classes, animate=False)
+        if classes["-present"] and not was and self.present is None:
+            self.note(f"presenter layout at {width}x{height}; P for the usual panes")
+
+    def action_present(self) -> None:
+        """Turn the presenter layout on or off (it stays as chosen whatever the size)."""
+        self.present = not self.has_class("-present")
+        self._lay_out(self.size.width, self.size.height)
+        self.note("presenter layout " + ("on" if self.present else "off") + " (P toggles)")
 
     @on(Tabs.TabActivated)
     def _tab_activated(self, event: Tabs.TabActivated) -> None:
-        pane = (event.tab.id or "tab-knobs").removeprefix("tab-")
-        for name in PANES:
-            self.query_one(f"#{name}").set_class(name == pane, "-current")
+        self._show_pane((event.tab.id or "tab-knobs").removeprefix("tab-"))
 
     # ------------------------------------------------------------------ repaint
     @on(RunController.Said)
@@ -270,6 +379,7 @@ class LabScreen(Screen[None]):
             return
         if isinstance(event, RunStarted):
             duration.show_summary(None)
+            self.sync_headline()
             self.query_one(ActivityPane).reset(self.view)
             self.query_one(ResultsTable).show(self.view.summary)
         elif isinstance(event, TrialEnded):
@@ -293,9 +403,21 @@ class LabScreen(Screen[None]):
             return
         duration = self.query_one(DurationPane)
         duration.show_summary(record)
+        self.sync_headline()
         if self.config.replay is None or self.query_one(Tabs).active == "tab-duration":
             self.set_tab("duration")
             duration.card.focus()
+
+    def sync_headline(self) -> None:
+        """The presenter layout's big verdict follows the end card: shown with it, gone
+        with it (`-card` on the screen; app.tcss shows it only in the presenter layout)."""
+        card = self.query_one(DurationPane).card
+        record = card.record if card.display else None
+        headline = self.query_one(Headline)
+        if record is headline.record:
+            return  # the tick's check: nothing changed (and a card with no verdict to tell)
+        told = headline.show_record(record)
+        self.set_class(told, "-card")
 
     @on(SummaryCard.OpenTable)
     def _open_table(self) -> None:
@@ -306,6 +428,7 @@ class LabScreen(Screen[None]):
     def _card_dismissed(self) -> None:
         """Escape on the card: back to the duration bars."""
         self.query_one(DurationPane).show_summary(None)
+        self.sync_headline()
 
     def run_state_changed(self) -> None:
         """Header, knob panel lock and the footer's Cancel follow the run."""
@@ -342,6 +465,8 @@ class LabScreen(Screen[None]):
         """Repaint the live parts, once per refresh interval: the clock between samples
         (replays keep the recorded clock), the progress, the chart and its caption."""
         self.query_one(LabLog).flush()
+        # Whoever showed or hid the card, the headline follows within a tick.
+        self.sync_headline()
         if self.paused:
             return
         runner = self.controller.runner
@@ -381,23 +506,22 @@ class LabScreen(Screen[None]):
             self.catch_up()
 
     def action_refresh_interval(self, step: int) -> None:
-        """Repaint the live parts less (`+`) or more (`-`) often."""
+        """Repaint the live parts more (`+`, step -1: a shorter interval) or less (`-`) often."""
         steps = REFRESH_STEPS
         here = min(range(len(steps)), key=lambda n: abs(steps[n] - self.refresh_interval))
         self.refresh_interval = steps[min(max(here + step, 0), len(steps) - 1)]
         if self._timer is not None:
             self._timer.stop()
         self._timer = self.set_interval(self.refresh_interval, self._tick)
-        self.note(f"refresh every {self.refresh_interval:g} s (+ slower, - faster)")
+        self.note(f"refresh every {self.refresh_interval:g} s (+ faster, - slower)")
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """A replay shows its own keys instead of the run keys; Cancel is dimmed when there
         is nothing to cancel."""
         replay = self.config.replay is not None
-        if action in RUN_ACTIONS and replay:
+        when = WHEN.get(action, "always")
+        if when != "always" and when != ("replay" if replay else "live"):
             return False
-        if action in REPLAY_ACTIONS:
-            return replay
         if action == "cancel":
             return True if self.busy() else None
         if action == "reconnect":
@@ -551,6 +675,7 @@ class LabScreen(Screen[None]):
             self._matrix_ended()
         else:
             duration.show_summary(None)
+            self.sync_headline()
         duration.update_bars()
         duration.update_now()
         self.show_replay_header()
@@ -573,19 +698,20 @@ class LabScreen(Screen[None]):
             self.note("no finished trial yet to compare")
             return
         duration.show_summary(None)
+        self.sync_headline()
         if not duration.is_on_screen or self.query_one(Tabs).display:
             self.set_tab("duration")
 
     def action_pane(self, pane: str) -> None:
-        """Go to a pane (a tab on narrow terminals) and focus it."""
+        """Go to a pane (a tab on narrow terminals) and focus its main widget."""
         self.set_tab(pane)
-        target = self.query_one(f"#{pane}")
-        focusable = [w for w in target.query("*") if w.focusable]
-        (focusable[0] if focusable else target).focus()
+        self._show_pane(pane)  # at once: the widget to focus must be displayed already
+        self.main_widget(pane).focus()
 
     def action_help(self) -> None:
         """Keys and panes."""
-        self.app.push_screen(HelpScreen(LAB_KEYS))
+        replay = self.config.replay is not None
+        self.app.push_screen(HelpScreen([key for key in LAB_KEYS if key.applies(replay)]))
 
     def action_export(self) -> None:
         """Write the table as markdown next to the results store, and say where."""

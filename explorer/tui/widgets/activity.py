@@ -185,6 +185,13 @@ class ActivityPane(Vertical):
             self._caption_lines = lines
         caption.update(FitWidth(self._caption), layout=False)
 
+    def on_resize(self) -> None:
+        """A new width wraps the caption anew: its height is measured again (once drawn at
+        the full width of a layout not yet final, it kept that height, and the first chart
+        key then paid a layout pass)."""
+        if self._caption_lines >= 0:
+            self.call_after_refresh(self.update_caption)
+
     def on_show(self) -> None:
         """A pane that was hidden while data came in draws it now."""
         if self._caption_stale:

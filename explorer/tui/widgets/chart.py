@@ -508,9 +508,14 @@ class TimeChart(PlotextPlot):
             )
 
     def _yaxis(self, top: float) -> None:
-        """0 to a bit above the top, four ticks labelled short (12k, 1.5M)."""
+        """0 to a bit above the top, ticks labelled short (12k, 1.5M): four steps when the
+        plot has the rows for them, fewer on a short chart. Two ticks on one row collide, and
+        plotext settles a collision through a set, so which label showed changed from run to
+        run (110.5k or 220.9k at 80x24)."""
         top = top * 1.1 if top > 0 else 1.0
-        ticks = [top * n / 4 for n in range(5)]
+        plot_rows = self.size.height - 4  # less the title, x ticks, x label and frame
+        steps = 4 if plot_rows >= 12 else 2 if plot_rows >= 4 else 1
+        ticks = [top * n / steps for n in range(steps + 1)]
         self.plt.ylim(0, top)
         self.plt.yticks(ticks, [_short(t, top) for t in ticks])
 

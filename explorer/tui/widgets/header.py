@@ -14,17 +14,25 @@ UNDO_PENDING = "settings left changed by an interrupted run"
 
 
 def badges(
-    caps: Capabilities | None, bundled: bool, *, short: bool = False, owned_as: str = "bundled"
+    caps: Capabilities | None,
+    bundled: bool,
+    *,
+    short: bool = False,
+    owned_as: str = "bundled",
+    missing_only: bool = False,
 ) -> Text:
     """lz4 ✓ · pg_stat_io ✓ · superuser ✓ · bundled — ✓/✗ read without colour too.
 
     `owned_as` names a server pgwx owns: "bundled", or "owned" for one made with another
-    installed PostgreSQL (`--pg 15`)."""
+    installed PostgreSQL (`--pg 15`). `missing_only` keeps only the ✗ badges (what the server
+    lacks matters more than what it has), for a header short of room."""
     text = Text()
     if caps is None:
         return text
 
     def badge(name: str, ok: bool, why: str = "") -> None:
+        if ok and missing_only:
+            return
         if text:
             text.append(" · ", style="dim")
         text.append(f"{name} ")
@@ -55,6 +63,18 @@ def first_difference(old: Text, new: Text) -> int:
             longer = old.spans if len(old.spans) > len(new.spans) else new.spans
             at = min(at, longer[min(len(old.spans), len(new.spans))].start)
     return new[:at].cell_len
+
+
+def short_run(run: str, width: int) -> Text:
+    """'quick-demo 2/6 running' in `width` cells, the profile name cut first ("fk-ti… 2/6
+    running"): the count and the status are what the line is for."""
+    name, _, rest = run.partition(" ")
+    keep = width - len(rest) - 2
+    if len(run) > width and rest and keep >= 1:
+        run = f"{name[:keep]}… {rest}"
+    text = Text(run, style="bold")
+    text.truncate(width, overflow="ellipsis")
+    return text
 
 
 class ServerHeader(Widget):
@@ -131,7 +151,9 @@ class ServerHeader(Widget):
             text.append(f" ─ PostgreSQL {self.caps.version}")
         return text
 
-    def _right(self, short: bool = False) -> Text:
+    def _right(
+        self, short: bool = False, *, missing_only: bool = False, badges_: bool = True
+    ) -> Text:
         text = Text()
         if self.undo_pending:
             text.append(f"⚠ {UNDO_PENDING}", style="bold yellow")
@@ -139,7 +161,16 @@ class ServerHeader(Widget):
                 text.append("  ")
         # Owned labels start "bundled PostgreSQL …" or "PostgreSQL 15.20 from /usr/lib/…".
         owned_as = "owned" if self.label.startswith("PostgreSQL ") else "bundled"
-        text.append_text(badges(self.caps, self.bundled, short=short, owned_as=owned_as))
+        if badges_:
+            text.append_text(
+                badges(
+                    self.caps,
+                    self.bundled,
+                    short=short,
+                    owned_as=owned_as,
+                    missing_only=missing_only,
+                )
+            )
         if self.run:
             if text:
                 text.append("  ")
@@ -149,17 +180,31 @@ class ServerHeader(Widget):
     def _lines(self, width: int, height: int) -> list[Text]:
         left, right = self._left(), self._right()
         if height >= 2 and left.cell_len + right.cell_len + 2 > width:
-            if right.cell_len > width:
-                right = self._right(short=True)
             left.truncate(width, overflow="ellipsis")
-            right.truncate(width, overflow="ellipsis")
-            return [left, right]
+            return [left, self._fitted_right(width)]
+        # One row: the server label gives way first (down to 12 cells), then the badges.
+        right = self._fitted_right(max(width - 14, 1))
         room = max(width - right.cell_len - 2, 12)
         left.truncate(room, overflow="ellipsis")
         gap = max(width - left.cell_len - right.cell_len, 1)
         line = Text.assemble(left, " " * gap, right)
         line.truncate(width, overflow="ellipsis")
         return [line]
+
+    def _fitted_right(self, width: int) -> Text:
+        """Badges and the run in `width` cells (line 2, or the right of line 1), sized to fit
+        rather than cut: the
+        badges shortened ("lz4 ✗"), then only what the server lacks, then none; the run's
+        numbers and status are never cut ("155/155 finished"), a long profile name is."""
+        for right in (
+            self._right(),
+            self._right(short=True),
+            self._right(short=True, missing_only=True),
+            self._right(badges_=False),
+        ):
+            if right.cell_len <= width:
+                return right
+        return short_run(self.run, width)
 
     def render(self) -> Text:
         """The header: one line when it fits (or when given one row), else two."""

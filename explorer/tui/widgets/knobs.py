@@ -7,6 +7,7 @@ says why under it (and in its tooltip), so the user learns what their server lac
 from __future__ import annotations
 
 import re
+import textwrap
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,6 +16,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
 from textual.reactive import reactive
+from textual.widget import Widget
 from textual.widgets import Label, OptionList, Select, Static
 
 from explorer.lab.profiles.availability import unavailable_reason
@@ -67,8 +69,18 @@ KNOB_DEFS = (
         _server(("minimal", "minimal"), ("replica", "replica"), ("logical", "logical")),
         "wal_level",
     ),
+    KnobDef(
+        "io_method",
+        "io_method ⟳",
+        _server(("sync", "sync"), ("worker", "worker"), ("io_uring", "io_uring")),
+        "io_method",
+    ),
 )
 """The knobs the panel offers, in the order shown."""
+
+TITLE_ROWS = 2
+"""Rows the profile's title may take under the workload choice (one when the knobs would
+not all fit otherwise)."""
 
 DEFAULT_PROFILE = "quick-demo"
 """Selected at start when it is shipped: the profile that shows pgwx end to end."""
@@ -112,8 +124,32 @@ def short_reason(why: str) -> str:
     return head
 
 
+def compact_reason(why: str, knob: str) -> str | None:
+    """A reason that names its knob, said without the name (the row above shows it), short
+    enough for one line of the panel; None when it has no short form."""
+    built = re.match(r"\w+=\w+ is not built into this server \(.*--with-(\w+)", why)
+    if built:
+        return f"not built (no {built.group(1)})"
+    missing = re.match(rf"{re.escape(knob)} does not exist on (PostgreSQL \S+)", why)
+    if missing:
+        return f"not in {missing.group(1)}"
+    if why.startswith("TEMPORARY tables live in one session") and "other sessions" in why:
+        return "other sessions load it"
+    if why.startswith("no declared table follows table_kind"):
+        return "no declared table follows it"
+    declared = re.match(r"the \w+ knob is set but no declared (.+) follows it", why)
+    if declared:
+        return f"no declared {declared.group(1)}"
+    if why.startswith("the toast knob is set but no table names a column"):
+        return "no toast column declared"
+    return None
+
+
 class KnobSelect(Select[Any]):
-    """A compact Select whose unavailable choices are shown but cannot be picked."""
+    """A compact Select whose unavailable choices are shown but cannot be picked.
+
+    Its list opens inside the knob panel's border: near the panel's foot it opens upward.
+    """
 
     def __init__(self, choices: list[tuple[str, Any]], *, id: str | None = None) -> None:
         # Labels are Text: a profile named '[b]x' is shown as typed, never read as markup.
@@ -153,6 +189,23 @@ class KnobSelect(Select[Any]):
             if value in self.unavailable:
                 overlay.disable_option_at_index(index)
 
+    def watch_expanded(self, expanded: bool) -> None:
+        """Keep the open list off the panel's border (it is drawn over the screen)."""
+        overlay = self.query_one("SelectOverlay", OptionList)
+        overlay.styles.offset = (0, 0)
+        if expanded:
+            self.call_after_refresh(self._keep_inside)
+
+    def _keep_inside(self) -> None:
+        panel = next((a for a in self.ancestors if isinstance(a, KnobPanel)), None)
+        overlay = self.query_one("SelectOverlay", OptionList)
+        if panel is None or not self.expanded or not overlay.region:
+            return
+        top, bottom = panel.region.y + 1, panel.region.bottom - 1  # inside the border
+        over = overlay.region.bottom - bottom
+        if over > 0:
+            overlay.styles.offset = (0, -min(over, max(overlay.region.y - top, 0)))
+
 
 class KnobPanel(VerticalScroll):
     """Profile picker, size and the variant's knobs.
@@ -178,13 +231,11 @@ class KnobPanel(VerticalScroll):
         text-style: italic;
         padding: 0 0 0 2;
     }
-    KnobPanel #knobs-now {
-        display: none;
-        padding: 0;
-        text-style: none;
-    }
     KnobPanel #profile-title {
         padding: 0;
+        /* wrapped by _fit_title: a scrollbar appearing must not wrap it to a third row */
+        text-wrap: nowrap;
+        text-overflow: ellipsis;
     }
     """
 
@@ -222,10 +273,11 @@ class KnobPanel(VerticalScroll):
         """Size multipliers offered."""
         self._chosen: dict[str, Any] | None = None
         """The user's knob values while a run's variant is shown instead."""
+        self._title_rows = TITLE_ROWS
+        """Rows the profile's title has now (`TITLE_ROWS`, or one when room is short)."""
 
     def compose(self) -> ComposeResult:
         """One row per knob, each with a (hidden) reason line."""
-        yield Static(id="knobs-now", classes="reason")
         names = [(name, name) for name in self.profiles]
         with Horizontal(classes="knob-row"):
             yield Label("Workload", classes="knob-label")
@@ -242,12 +294,43 @@ class KnobPanel(VerticalScroll):
 
     def on_mount(self) -> None:
         """Title, default size, the first profile's knobs."""
-        self.border_title = "Knobs"
+        self.border_title = Text("Knobs")
         self.query_one("#knob-scale", KnobSelect).value = 1.0
         if DEFAULT_PROFILE in self.profiles:
             with self.prevent(Select.Changed):
                 self.select("profile").value = DEFAULT_PROFILE
         self._profile_chosen()
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        """Scrolled: say again whether knobs remain below."""
+        super().watch_scroll_y(old_value, new_value)
+        self._say_more()
+
+    def on_resize(self) -> None:
+        """Resized: the title wrapped again, and say whether knobs remain below."""
+        self._title_rows = TITLE_ROWS
+        self._fit_title()
+        self.call_after_refresh(self._say_more)
+
+    def _say_more(self) -> None:
+        """On a terminal too short for every knob, the border says how to reach the rest
+        (at 80x24 a long profile title and reasons can push io_method below the fold)."""
+        if self.max_scroll_y > 0 and self._title_rows > 1:
+            # The title gives way first: one row of it, and every knob in sight.
+            self._title_rows = 1
+            self._fit_title()
+            self.call_after_refresh(self._say_more)
+            return
+        seen_to = self.scroll_y + self.scrollable_content_region.height
+        hidden = []
+        for knob in KNOB_DEFS:
+            row = self.select(knob.field).parent
+            if isinstance(row, Widget) and row.virtual_region.bottom > seen_to:
+                hidden.append(knob.field)
+        more = self.max_scroll_y > 0 and self.scroll_y < self.max_scroll_y and bool(hidden)
+        subtitle = f"{hidden[-1] if len(hidden) == 1 else 'more'} below: Tab ↓" if more else ""
+        if str(self.border_subtitle or "") != subtitle:
+            self.border_subtitle = subtitle
 
     # ------------------------------------------------------------------ reading
     def select(self, field: str) -> KnobSelect:
@@ -327,21 +410,43 @@ class KnobPanel(VerticalScroll):
                     select.value = value
 
     def set_running(self, text: Text | str | None) -> None:
-        """Lock the panel while a run (or replay) owns the server; say what is running."""
+        """Lock the panel while a run (or replay) owns the server; say what is running, in
+        the border's title ("Knobs · now: unlogged"): a row of its own would push the last
+        knob out of sight at 120x36."""
         running = text is not None
         self.locked = running
         for select in self.query(KnobSelect):
             select.disabled = running
-        now = self.query_one("#knobs-now", Static)
-        now.update(text or "")
-        now.display = running
+        title = Text("Knobs")
+        if text is not None:
+            title.append(" · ")
+            title.append_text(Text(text) if isinstance(text, str) else text)
+        self.border_title = title
 
     def _profile_chosen(self) -> None:
         profile = self.profile
         title = self.query_one("#profile-title", Static)
-        title.update(Text(profile.title) if profile else "")
         title.display = profile is not None
+        title.tooltip = Text(profile.title) if profile else None
+        self._title_rows = TITLE_ROWS
+        self._fit_title()
         self._refresh_choices(keep_current=False)
+
+    def _fit_title(self) -> None:
+        """The profile's title in at most `TITLE_ROWS` rows ("…" where it is cut; its
+        tooltip has it whole), so that every knob fits at 120x36."""
+        profile = self.profile
+        title = self.query_one("#profile-title", Static)
+        if profile is None:
+            title.update("")
+            return
+        width = self.scrollable_content_region.width
+        rows = textwrap.wrap(profile.title, width) if width > 10 else [profile.title]
+        if len(rows) > self._title_rows:
+            rows = rows[: self._title_rows]
+            last = rows[-1]
+            rows[-1] = (last if len(last) < width else last[: width - 1].rstrip()) + "…"
+        title.update(Text("\n".join(rows)))
 
     def _refresh_choices(self, *, keep_current: bool) -> None:
         profile = self.profile
@@ -364,6 +469,7 @@ class KnobPanel(VerticalScroll):
         scale = self.select("scale")
         scale.set_choices([(scale_label(profile, s), s) for s in self.scales], {}, scale.value)
         self._announce()
+        self.call_after_refresh(self._say_more)
 
     @staticmethod
     def _baseline(profile: Profile | None) -> Knobs:
@@ -382,6 +488,8 @@ class KnobPanel(VerticalScroll):
     def _why(self, field: str, value: Any, workload: Any) -> str | None:
         if self.caps is None or value is None:
             return None
+        if field == "io_method" and self.caps.major >= 18 and "io_method" not in self.caps.gucs:
+            return None  # a recording from before pgwx read it: unknown, not "does not exist"
         try:
             knobs = Knobs(**{field: value})
         except ValueError:
@@ -395,15 +503,27 @@ class KnobPanel(VerticalScroll):
         # Several choices often share one reason (wal_level minimal and logical both need a
         # restart): each reason once, naming the choices it applies to.
         grouped: dict[str, list[str]] = {}
+        short: dict[str, str] = {}
         for value, why in reasons.items():
-            grouped.setdefault(short_reason(why), []).append(str(labels[value]))
-        line.update(
-            Text(
-                "\n".join(
-                    f"{glyph('✗')} {', '.join(names) + ': ' if len(reasons) > 1 else ''}{why}"
-                    for why, names in grouped.items()
-                )
-            )
-        )
+            said = short_reason(why)
+            compact = compact_reason(why, knob.field)
+            if compact is not None:
+                short[said] = compact
+            grouped.setdefault(said, []).append(str(labels[value]))
+        offered = [v for _, v in knob.choices if v is not None]
+        rows = []
+        for why, names in grouped.items():
+            if why in short:
+                # The short form leaves out its subject: name the choices, or the knob when
+                # none of its values (but the one in use) can be had ("io_method: not in
+                # PostgreSQL 15.14", "fk: no declared foreign key").
+                every = len(names) >= max(len(offered) - 1, 2)
+                subject = knob.field if every else ", ".join(names)
+                rows.append(f"{glyph('✗')} {subject}: {short[why]}")
+            else:
+                named = len(reasons) > 1 and not why.startswith(f"{names[0]} ")
+                prefix = ", ".join(names) + ": " if named else ""
+                rows.append(f"{glyph('✗')} {prefix}{why}")
+        line.update(Text("\n".join(rows)))
         line.display = bool(full)
         self.select(knob.field).tooltip = Text("\n".join(full)) if full else None

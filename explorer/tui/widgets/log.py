@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import deque
 
 from rich.console import RenderableType
+from rich.text import Text
 from textual import events
 from textual.geometry import Size
 from textual.widgets import RichLog
@@ -12,6 +13,10 @@ from textual.widgets import RichLog
 
 class LabLog(RichLog):
     """A RichLog that re-wraps its lines on resize and stays quiet on the wire.
+
+    A line given a `hang` wraps under its message, not at column 0: the run clock and the
+    mark stay a column of their own (`  44.1s · connected … at /tmp/…` then the rest of the
+    path indented under "connected").
 
     RichLog wraps a line once, at the width it had when written; this one keeps what was
     written and writes it again at the new width. It never shows a horizontal scrollbar
@@ -33,19 +38,21 @@ class LabLog(RichLog):
         # min_width 1: RichLog's default (78) renders wider than an 80-column log and
         # costs a row to a horizontal scrollbar.
         super().__init__(id=id, wrap=True, markup=False, max_lines=max_lines, min_width=1)
-        self._written: deque[RenderableType] = deque(maxlen=max_lines)
+        self._written: deque[tuple[RenderableType, int]] = deque(maxlen=max_lines)
         self._wrapped_at = 0
-        self._pending: list[RenderableType] = []
+        self._pending: list[tuple[RenderableType, int]] = []
 
-    def add(self, content: RenderableType, *, defer: bool = False) -> None:
+    def add(self, content: RenderableType, *, defer: bool = False, hang: int = 0) -> None:
         """Append a line (kept, so that a resize can wrap it again).
 
         Args:
             content: The line.
             defer: Hold it until `flush()` (the screen's next refresh tick): several lines
                 then scroll the log once, one repaint instead of one per line.
+            hang: Cells of a Text line's start (clock and mark) that its wrapped rows are
+                indented by.
         """
-        self._pending.append(content)
+        self._pending.append((content, hang))
         if not defer:
             self.flush()
 
@@ -58,9 +65,25 @@ class LabLog(RichLog):
     def flush(self) -> None:
         """Write the held lines, in order."""
         pending, self._pending = self._pending, []
-        for content in pending:
-            self._written.append(content)
-            self.write(content, width=self._width())
+        for content, hang in pending:
+            self._written.append((content, hang))
+            width = self._width()
+            self.write(self._hung(content, hang, width), width=width)
+
+    def _hung(self, content: RenderableType, hang: int, width: int | None) -> RenderableType:
+        """The line wrapped to `width` with its rows after the first indented by `hang`."""
+        if not isinstance(content, Text) or not hang or width is None:
+            return content
+        if content.cell_len <= width or width - hang < 20:
+            return content  # fits, or too narrow to spare the indent
+        head, body = content[:hang], content[hang:]
+        rows = body.wrap(self.app.console, width - hang, overflow="fold")
+        out = head.copy()
+        for n, row in enumerate(rows):
+            if n:
+                out.append("\n" + " " * hang)
+            out.append_text(row)
+        return out
 
     def _width(self) -> int | None:
         """The width lines wrap to: the log's own (the console's may be another)."""
@@ -80,8 +103,9 @@ class LabLog(RichLog):
     def _rewrap(self) -> None:
         kept = list(self._written)
         self.clear()
-        for content in kept:
-            self.write(content, width=self._width(), scroll_end=True)
+        width = self._width()
+        for content, hang in kept:
+            self.write(self._hung(content, hang, width), width=width, scroll_end=True)
 
     def _size_updated(
         self, size: Size, virtual_size: Size, container_size: Size, layout: bool = True

@@ -218,8 +218,10 @@ class ResultsTable(DataTable[Text | str]):
 
     def _fit(self) -> bool:
         """Show the columns the width allows whole; True when the shape changed."""
-        width = self.scrollable_content_region.width or self.size.width
-        if not width:
+        # Always leave room for the vertical scrollbar: measured with and without it, the
+        # same rows flipped shape (and rebuilt) whenever the scrollbar came or went.
+        width = self.size.width - self.styles.scrollbar_size_vertical
+        if width <= 0:
             return False
         keys = layout(self.summary_rows, width)
         if keys == self.keys:
