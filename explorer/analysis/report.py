@@ -242,6 +242,12 @@ def verdict_legend(judged: Judgement) -> str:
     """How to read the verdict column: the estimate, the correction and the four words."""
     t = f"{judged.threshold * 100:g} %"
     n = judged.family_size
+    if n == 0:
+        # Only the baseline ran (`--variant` picked it alone): nothing was judged here.
+        return (
+            f"verdict: only the baseline {judged.baseline} ran, so this table compares "
+            "nothing; run another variant beside it for a verdict."
+        )
     looks = judged.looks
     family = (
         f"Holm-corrected across the table's {n} comparisons"

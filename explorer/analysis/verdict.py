@@ -194,7 +194,7 @@ class Verdict(BaseModel):
             return self.word_text()
         text = f"{ratio_text(self.ratio)}×"
         if self.ci_low is not None and self.ci_high is not None:
-            text += f" [{ratio_text(self.ci_low)}–{ratio_text(self.ci_high)}]"
+            text += f" [{bound_text(self.ci_low)}–{bound_text(self.ci_high)}]"
         return f"{text} {self.word_text()}"
 
     def point_text(self) -> str:
@@ -224,6 +224,18 @@ def ratio_text(x: float) -> str:
     if x >= 10:
         return f"{x:.1f}"
     return f"{x:.2f}"
+
+
+def bound_text(x: float) -> str:
+    """An interval's bound: as `ratio_text`, but never `1.00` for a bound that is not 1 — a
+    `faster` whose interval ends at 0.996 printed `[0.62–1.00] faster`, which reads as a
+    contradiction; it prints `[0.62–0.996]`."""
+    text = ratio_text(x)
+    digits = 2
+    while text == "1." + "0" * digits and x != 1 and digits < 6:
+        digits += 1
+        text = f"{x:.{digits}f}"
+    return text
 
 
 def _seconds(d: float) -> str:

@@ -200,3 +200,14 @@ def test_csv_floats_keep_seven_significant_digits_and_stay_numbers() -> None:
         digits = cell.split("e")[0].replace("-", "").replace(".", "").lstrip("0")
         assert len(digits) <= 7, cell
         float(cell)  # a number, not a text cell with a formula guard in front
+
+
+def test_a_table_of_the_baseline_alone_does_not_claim_a_comparison() -> None:
+    # `pgwx run index-bloat --variant logged` printed "one comparison, no correction needed"
+    # under a table with no comparison in it.
+    full = record()
+    alone = full.model_copy(update={"trials": [t for t in full.trials if t.variant == "defaults"]})
+    text = to_markdown(alone)
+    assert "one comparison" not in text
+    assert "only the baseline defaults ran, so this table compares nothing" in text
+    assert "Holm-corrected across the table's" in to_markdown(full)

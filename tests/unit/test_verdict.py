@@ -219,3 +219,18 @@ def test_balanced_order_alternates_direction_never_blocks() -> None:
     assert len({sum(p) for p in positions.values()}) == 1
     two = [v for v, _ in balanced_order(["A", "B"], 3)]
     assert two == list("ABBAAB")
+
+
+def test_an_interval_bound_near_one_never_prints_as_one() -> None:
+    """`0.84× [0.62–1.00] faster` read as a contradiction (the bound was 0.996)."""
+    from explorer.analysis.verdict import Verdict, bound_text
+
+    assert bound_text(0.996) == "0.996"
+    assert bound_text(1.004) == "1.004"
+    assert bound_text(0.9996) == "0.9996"
+    assert bound_text(1.0) == "1.00"
+    assert bound_text(0.62) == "0.62"
+    assert bound_text(0.999) == "0.999"
+    assert bound_text(12.34) == "12.3"
+    shown = Verdict.model_construct(ratio=0.84, ci_low=0.62, ci_high=0.996, word="faster")
+    assert "[0.62–0.996]" in shown.label()
