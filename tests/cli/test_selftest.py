@@ -63,8 +63,12 @@ def test_selftest_runs_the_baseline_against_itself_and_reports_noise(
     assert said is not None
     # The suggestion follows from the worst phase's noise (independently: the formula's
     # inputs are in the table; max_repeats 8, 14 comparisons, one useful look at 8).
+    # The table prints the noise to 0.1 %: the suggestion is that of a noise within
+    # ±0.05 % of it (a noise of 35.599 % printed 35.6 % suggests 70 %, the printed figure 71 %).
     worst = max(float(v) for v in counted.values()) / 100
-    assert int(said.group(1)) == math.ceil(smallest_threshold(worst, 8, 14, 1) * 100)
+    low = math.ceil(smallest_threshold(worst - 0.0005, 8, 14, 1) * 100)
+    high = math.ceil(smallest_threshold(worst + 0.0005, 8, 14, 1) * 100)
+    assert low <= int(said.group(1)) <= high
     # The run is stored like any other: the baseline and its twin, five rounds each.
     report = _pgwx(tmp_path, "report", "latest", "--format", "json")
     data = json.loads(report.stdout)

@@ -19,6 +19,7 @@ from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import HorizontalGroup
+from textual.screen import Screen
 from textual.widgets import Footer
 from textual.widgets._footer import FooterKey, FooterLabel, KeyGroup
 
@@ -89,8 +90,35 @@ class LabFooter(Footer):
     def __init__(self) -> None:
         super().__init__()
         self._composed_width = 0
+        self._composed_keys: tuple[object, ...] | None = None
         self.left_out: list[str] = []
         """Actions the last layout left out for want of room (the help lists them)."""
+        self.recomposed = 0
+        """How many times the keys were laid out (tests read it)."""
+
+    def _shown_keys(self) -> tuple[object, ...]:
+        """What the footer draws from the screen's bindings: keys, labels, enabled."""
+        return tuple(
+            (key, b.action, b.description, enabled)
+            for key, (_node, b, enabled, _tip) in self.screen.active_bindings.items()
+            if b.show
+        )
+
+    def bindings_changed(self, screen: Screen[object]) -> None:
+        """Lay the keys out again only when what they show changed.
+
+        Textual's Footer recomposes on every change of focus; 1-4 move the focus, and each
+        recompose restyled some 60 keys (a third of a key press's time at 80x24) to draw
+        the same footer again.
+        """
+        if (
+            self._bindings_ready
+            and self.is_attached
+            and screen is self.screen
+            and self._shown_keys() == self._composed_keys
+        ):
+            return
+        super().bindings_changed(screen)
 
     def compose(self) -> ComposeResult:
         """The fitted keys, then the pinned ones docked at the right."""
@@ -98,6 +126,8 @@ class LabFooter(Footer):
             return
         width = self.size.width or self.app.size.width
         self._composed_width = width
+        self._composed_keys = self._shown_keys()
+        self.recomposed += 1
         active = self.screen.active_bindings
         entries, pinned = self._entries(active.values())
         palette = None
