@@ -15,19 +15,21 @@ nothing on screen changes.
 from __future__ import annotations
 
 import argparse
+import fcntl
 import os
+import pty
 import select
 import shutil
 import signal
 import sqlite3
+import struct
 import subprocess
 import sys
 import tempfile
+import termios
 import time
 from pathlib import Path
 from typing import BinaryIO
-
-from pty_app import spawn
 
 ROOT = Path(__file__).resolve().parents[1]
 GOAL_RUN = 8 * 1024
@@ -40,7 +42,19 @@ class Terminal:
     """The app in a pty: everything it writes is counted with a timestamp."""
 
     def __init__(self, argv: list[str], env: dict[str, str], cols: int, rows: int) -> None:
-        self.proc, self.master = spawn(argv, env, cols, rows)
+        master, slave = pty.openpty()
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
+        self.proc = subprocess.Popen(
+            argv,
+            stdin=slave,
+            stdout=slave,
+            stderr=slave,
+            env=env,
+            cwd=ROOT,
+            start_new_session=True,
+        )
+        os.close(slave)
+        self.master = master
         self.chunks: list[tuple[float, int]] = []
         self.tail = b""
         self.dump: BinaryIO | None = None

@@ -26,7 +26,9 @@ no press timed out, and a row whose maximum is over 100 ms says so.
 from __future__ import annotations
 
 import argparse
+import fcntl
 import os
+import pty
 import random
 import re
 import select
@@ -34,14 +36,14 @@ import shutil
 import signal
 import sqlite3
 import statistics
+import struct
 import subprocess
 import sys
 import tempfile
+import termios
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-
-from pty_app import spawn
 
 ROOT = Path(__file__).resolve().parents[1]
 GOAL_MS = 100.0
@@ -135,7 +137,19 @@ class Terminal:
     """The app in a pty: what it writes is kept, each read with its arrival time."""
 
     def __init__(self, argv: list[str], env: dict[str, str], cols: int, rows: int) -> None:
-        self.proc, self.master = spawn(argv, env, cols, rows)
+        master, slave = pty.openpty()
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
+        self.proc = subprocess.Popen(
+            argv,
+            stdin=slave,
+            stdout=slave,
+            stderr=slave,
+            env=env,
+            cwd=ROOT,
+            start_new_session=True,
+        )
+        os.close(slave)
+        self.master = master
         self.raw = bytearray()
         self.reads: list[tuple[float, int]] = []
         """(arrival time, length of `raw` after the read)."""
