@@ -89,36 +89,11 @@ REPLAY_SHOTS = [("replay-120x36", (120, 36)), ("replay-80x24", (80, 24))]
 at COMMIT: the replay header, the phase rules on the chart, the highlighted phase."""
 
 
-async def shoot_replay(name: str, size: tuple[int, int], scratch: Path) -> Path:
-    """Replay the shipped recording, jump with `]` to the deferred COMMIT, save one SVG."""
-    source = ReplaySource.from_file(recordings_dir() / "fk-timing-restore.pgwx", speed=4)
-    app = PgwxApp(replay=source, store=ResultStore(scratch / f"{name}.sqlite"))
-    async with app.run_test(size=size) as pilot:
-        lab = app.lab
-        player = lab.controller.player
-        assert player is not None
-        await pilot.press("space")
-        # The second round's deferred COMMIT: a few events in, so its rule has data after it.
-        commits = [
-            b
-            for b in player.boundaries
-            if getattr(source.events[b], "phase", "") == "commit"
-            and getattr(source.events[b], "variant", "") == "deferred"
-        ]
-        lab.controller.seek(commits[-1] + 4)
-        await pilot.pause(0.6)
-        await pilot.press("l")  # the WAL chart (its tab at 80x24): the rules show the phases
-        await pilot.pause(0.4)
-        return Path(app.save_screenshot(f"{name}.svg", str(OUT)))
-
-
-JUMP_SHOTS = [("replay-jump-120x36", (120, 36)), ("replay-jump-80x24", (80, 24))]
-"""fk-timing-restore replayed, paused in the last deferred COMMIT, then `[`: the screen a
-jump back to the previous phase shows (header, bars and chart at that moment)."""
-
-
-async def shoot_jump(name: str, size: tuple[int, int], scratch: Path) -> Path:
-    """Replay the shipped recording, pause, seek into the last deferred COMMIT, press `[`."""
+async def shoot_in_commit(
+    name: str, size: tuple[int, int], scratch: Path, key: str, settle: float
+) -> Path:
+    """Replay the shipped fk-timing-restore recording at 4×, pause, seek a few events into
+    the last deferred COMMIT (so its rule has data after it), press `key`, save one SVG."""
     source = ReplaySource.from_file(FK_TIMING, speed=4)
     app = PgwxApp(replay=source, store=ResultStore(scratch / f"{name}.sqlite"), ascii=False)
     async with app.run_test(size=size) as pilot:
@@ -134,9 +109,24 @@ async def shoot_jump(name: str, size: tuple[int, int], scratch: Path) -> Path:
         ]
         lab.controller.seek(commits[-1] + 4)
         await pilot.pause(0.6)
-        await pilot.press("left_square_bracket")
-        await pilot.pause(0.6)
+        await pilot.press(key)
+        await pilot.pause(settle)
         return Path(app.save_screenshot(f"{name}.svg", str(OUT)))
+
+
+async def shoot_replay(name: str, size: tuple[int, int], scratch: Path) -> Path:
+    """In the deferred COMMIT, `l`: the WAL chart (its tab at 80x24), rules showing phases."""
+    return await shoot_in_commit(name, size, scratch, "l", 0.4)
+
+
+JUMP_SHOTS = [("replay-jump-120x36", (120, 36)), ("replay-jump-80x24", (80, 24))]
+"""fk-timing-restore replayed, paused in the last deferred COMMIT, then `[`: the screen a
+jump back to the previous phase shows (header, bars and chart at that moment)."""
+
+
+async def shoot_jump(name: str, size: tuple[int, int], scratch: Path) -> Path:
+    """In the deferred COMMIT, `[`: the screen a jump back to the previous phase shows."""
+    return await shoot_in_commit(name, size, scratch, "left_square_bracket", 0.6)
 
 
 def stabilise(path: Path) -> None:
