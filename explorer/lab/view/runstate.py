@@ -9,14 +9,17 @@ samples), so a run of any length costs the same memory. Statistics come from
 from __future__ import annotations
 
 import datetime as dt
+import statistics
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
+from explorer.analysis import servers as server_axis
 from explorer.analysis.report import SummaryRow, summarize
 from explorer.analysis.units import MIB
 from explorer.analysis.units import human_bytes as _size
 from explorer.analysis.units import human_count as _count
+from explorer.lab.view.stream import narrate
 from explorer.models import (
     Capabilities,
     Event,
@@ -183,6 +186,18 @@ class RunView:
     accumulate: bool = False
     """Keep the previous run's trials when the next run has the same workload and size, so
     that one-variant runs (key r) line up as bars and rows of one table."""
+    servers: list[str] = field(default_factory=list)
+    """The labels of the servers the run takes turns on ('15', '18'); empty: one server.
+    Their events come through `apply_on`, and the run shows each variant on each server as
+    'unlogged @ 15', 'unlogged @ 18' (see `several`)."""
+    shares: dict[str, RunRecord] = field(default_factory=dict)
+    """Each server's own run as its events tell it (variants under their own names)."""
+    server_rows: list[SummaryRow] = field(default_factory=list)
+    """The verdicts between servers ('unlogged on 18 vs 15'), once the run has ended."""
+    between: list[str] = field(default_factory=list)
+    """Those of the whole run's time as sentences: 'unlogged total on 18 vs 15: 0.93× …'."""
+    _turns: dict[str, tuple[int, int]] = field(default_factory=dict)
+    """Each server's (trial index, trials planned), summed into `trial_index`/`total_trials`."""
 
     @property
     def running(self) -> bool:
@@ -236,6 +251,92 @@ class RunView:
         elif isinstance(event, Notice):
             pass
 
+    def several(self, labels: list[str]) -> None:
+        """The next run takes turns on the servers labelled so (empty or one: one server)."""
+        if self.servers:
+            self.record = None  # a run on one server never adds to a table of several
+        self.servers = list(labels) if len(labels) > 1 else []
+        self.shares, self.server_rows, self.between, self._turns = {}, [], [], {}
+
+    def apply_on(self, label: str, event: Event) -> Event:
+        """Fold one event of the server labelled `label` of a run on several servers.
+
+        Returns the event as the screen tells it: its variant named with the server
+        ('unlogged @ 18'), a notice saying which server it is about.
+        """
+        told = on_server(event, label)
+        if isinstance(event, RunStarted):
+            first = not self.shares
+            self.shares[label] = RunRecord(
+                id=event.run_id,
+                profile=(self.profile or _unknown(event.profile)).model_copy(deep=True),
+                scale=self.scale,
+                server=event.server,
+                started_at=dt.datetime(2000, 1, 1, tzinfo=dt.UTC),
+            )
+            self._turns[label] = (0, event.total_trials)
+            self._count_turns()
+            if not first:
+                # Told, not folded again: the run on screen began with the first server's.
+                return Notice(at=event.at, message=narrate(event) or "")
+            self.accumulate = False
+            self._started(event)
+            assert self.record is not None
+            self.record.profile = each_on_servers(self.record.profile, self.servers)
+            self._count_turns()
+            return told
+        if isinstance(event, TrialStarted):
+            self._turns[label] = (event.index, event.total)
+        if isinstance(event, TrialEnded) and label in self.shares:
+            self.shares[label].trials.append(event.result)
+        if isinstance(event, RunEnded):
+            share = self.shares.get(label)
+            if share is not None:
+                share.status, share.reason = event.status, event.reason
+            if any(s.status == "running" for s in self.shares.values()):
+                # The others still take their turns: told, and the run goes on on screen.
+                self.now = max(self.now, event.at)
+                loud: Literal["info", "warning"] = (
+                    "info" if event.status == "finished" else "warning"
+                )
+                return Notice(at=event.at, level=loud, message=f"on {label}: {narrate(event)}")
+            told = event.model_copy(update={"status": together(self.shares)})
+        self.apply(told)
+        if isinstance(event, TrialStarted):
+            self._count_turns()
+        return told
+
+    def _count_turns(self) -> None:
+        self.trial_index = sum(i for i, _ in self._turns.values())
+        self.total_trials = sum(n for _, n in self._turns.values())
+
+    def _summarize(self) -> list[SummaryRow]:
+        """The table: one server's run alone, or each variant on each server (each against
+        its own server's baseline), then the verdicts between servers."""
+        if not self.servers or self.record is None:
+            return summarize(self.record) if self.record is not None else []
+        rows: list[SummaryRow] = []
+        for label in self.servers:
+            share = self.shares.get(label)
+            if share is None:
+                continue
+            for row in summarize(share):
+                row.variant = f"{row.variant} @ {label}"
+                rows.append(row)
+        order = {v.name: n for n, v in enumerate(self.record.profile.variants)}
+        rows.sort(key=lambda r: order.get(r.variant, len(order)))  # stable: phases stay
+        return rows + self.server_rows
+
+    def judge_servers(self, runs: list[RunRecord]) -> None:
+        """The verdicts between servers over the servers' stored runs, under the table."""
+        judged = server_axis.judge_servers(runs).rows if len(runs) > 1 else []
+        self.server_rows = server_rows(judged)
+        # The whole run's time in the log, as the command line says it; the table has all.
+        self.between = [r.sentence() for r in judged if r.phase == "total"] or [
+            r.sentence() for r in judged
+        ]
+        self.summary = self._summarize()
+
     def _started(self, event: RunStarted) -> None:
         self.run_id, self.server = event.run_id, event.server
         self.status, self.reason = "running", None
@@ -246,9 +347,7 @@ class RunView:
         self.phase_marks = deque(maxlen=MARKS_LEN)
         self.trial_marks = deque(maxlen=MARKS_LEN)
         self.now = event.at
-        profile = self.profile or Profile(
-            name=event.profile, title=event.profile, workload="?", variants=[Variant(name="?")]
-        )
+        profile = self.profile or _unknown(event.profile)
         previous = self.record
         self.record = RunRecord(
             id=event.run_id,
@@ -278,7 +377,7 @@ class RunView:
                 self.record.profile.variants = []
             self.record.profile.variants.append(Variant(name=result.variant))
         self.record.trials.append(result)
-        self.summary = summarize(self.record)
+        self.summary = self._summarize()
         if result.status == "ok":
             self.variant = None
 
@@ -346,6 +445,58 @@ class RunView:
         phase = self.now - self.phase_started if self.phase else 0.0
         trial = self.now - self.trial_started if self.variant else 0.0
         return max(phase, 0.0), max(trial, 0.0)
+
+
+def _unknown(name: str) -> Profile:
+    """The profile of a replayed run that does not carry it: the variants are learnt."""
+    return Profile(name=name, title=name, workload="?", variants=[Variant(name="?")])
+
+
+def on_server(event: Event, label: str) -> Event:
+    """An event of one server of several as the screen tells it: 'unlogged @ 18'."""
+    tag = f" @ {label}"
+    if isinstance(event, TrialStarted | PhaseStarted | PhaseEnded):
+        return event.model_copy(update={"variant": event.variant + tag})
+    if isinstance(event, TrialEnded):
+        result = event.result.model_copy(update={"variant": event.result.variant + tag})
+        return event.model_copy(update={"result": result})
+    if isinstance(event, Notice):
+        return event.model_copy(update={"message": f"on {label}: {event.message}"})
+    return event
+
+
+def each_on_servers(profile: Profile, labels: list[str]) -> Profile:
+    """The profile as a run on several servers shows it: each variant on each server, in
+    turn ('logged @ 15', 'logged @ 18', 'unlogged @ 15' …), the baseline on the first."""
+    variants = [
+        v.model_copy(update={"name": f"{v.name} @ {label}"})
+        for v in profile.variants
+        for label in labels
+    ]
+    base = f"{profile.baseline_name()} @ {labels[0]}" if labels else None
+    return profile.model_copy(update={"variants": variants, "baseline": base})
+
+
+def together(shares: dict[str, RunRecord]) -> str:
+    """How a run on several servers ended: the first server's run that did not finish."""
+    return next((s.status for s in shares.values() if s.status != "finished"), "finished")
+
+
+def server_rows(judged: list[server_axis.ServerRow]) -> list[SummaryRow]:
+    """The verdicts between servers as table rows: 'unlogged on 18 vs 15', phase, verdict —
+    the command line's words (`explorer.analysis.servers`)."""
+    return [
+        SummaryRow(
+            f"{row.variant} on {row.server} vs {row.reference}",
+            row.phase,
+            len(row.seconds),
+            min(row.seconds),
+            statistics.median(row.seconds),
+            max(row.seconds),
+            verdict=row.verdict,
+        )
+        for row in judged
+    ]
 
 
 def same_experiment(a: RunRecord, b: RunRecord) -> bool:
