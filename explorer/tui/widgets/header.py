@@ -95,6 +95,8 @@ class ServerHeader(Widget):
 
     label: reactive[str] = reactive("connecting…")
     """The server as Target.label() shows it (never with a password)."""
+    servers: reactive[str] = reactive("")
+    """Before the label, when there are several servers: 'm on 15 + 18 · r on 15', or empty."""
     caps: reactive[Capabilities | None] = reactive(None)
     """What the server can do, once probed."""
     bundled: reactive[bool] = reactive(False)
@@ -145,6 +147,9 @@ class ServerHeader(Widget):
         if self.failure:
             # First, so a long label cut to the width never hides it.
             text.append("✗ not connected", style="bold red")
+            text.append(" ─ ", style="dim")
+        if self.servers:
+            text.append(self.servers, style="bold")
             text.append(" ─ ", style="dim")
         text.append(self.label)
         if self.caps is not None and "PostgreSQL" not in self.label:

@@ -14,10 +14,11 @@ from typing import Any
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal, VerticalScroll
+from textual.content import Content
 from textual.message import Message
 from textual.reactive import reactive
 from textual.widget import Widget
-from textual.widgets import Label, OptionList, Select, Static
+from textual.widgets import Checkbox, Label, OptionList, Select, Static
 
 from explorer.lab.profiles.availability import unavailable_reason
 from explorer.lab.workloads import build_workload
@@ -207,6 +208,15 @@ class KnobSelect(Select[Any]):
             overlay.styles.offset = (0, -min(over, max(overlay.region.y - top, 0)))
 
 
+class ServerBox(Checkbox):
+    """A server of several, checked when `m` takes turns on it: `[x] 15`, `[ ] 18` (the
+    state is read in the text, not only in its colour)."""
+
+    @property
+    def _button(self) -> Content:
+        return Content("[x]" if self.value else "[ ]")
+
+
 class KnobPanel(VerticalScroll):
     """Profile picker, size and the variant's knobs.
 
@@ -230,6 +240,16 @@ class KnobPanel(VerticalScroll):
         color: $text-muted;
         text-style: italic;
         padding: 0 0 0 2;
+    }
+    KnobPanel #server-row {
+        display: none;
+    }
+    KnobPanel #server-row.-several {
+        display: block;
+    }
+    KnobPanel #server-row Checkbox {
+        width: auto;
+        margin: 0 2 0 0;
     }
     KnobPanel #profile-title {
         padding: 0;
@@ -257,6 +277,16 @@ class KnobPanel(VerticalScroll):
             """The panel (for `@on(KnobPanel.Changed, "#knobs")`)."""
             return self.panel
 
+    @dataclass
+    class ServersChanged(Message):
+        """Which of several servers are checked changed (or a last one stayed checked)."""
+
+        panel: KnobPanel
+        checked: tuple[int, ...]
+        """The checked servers' indexes, in the order named."""
+        kept: str | None = None
+        """The server that stayed checked because it was the last one, if that happened."""
+
     caps: reactive[Capabilities | None] = reactive(None, init=False)
     """The server's capabilities (bound from the screen): what it cannot do is marked."""
 
@@ -274,11 +304,14 @@ class KnobPanel(VerticalScroll):
         self._chosen: dict[str, Any] | None = None
         """The user's knob values while a run's variant is shown instead."""
         self._title_rows = TITLE_ROWS
-        """Rows the profile's title has now (`TITLE_ROWS`, or one when room is short)."""
+        """Rows the profile's title has now (`TITLE_ROWS`, or one when room is short, or none
+        beside a list of servers)."""
 
     def compose(self) -> ComposeResult:
         """One row per knob, each with a (hidden) reason line."""
         names = [(name, name) for name in self.profiles]
+        with Horizontal(classes="knob-row", id="server-row"):
+            yield Label("Servers", classes="knob-label")
         with Horizontal(classes="knob-row"):
             yield Label("Workload", classes="knob-label")
             yield KnobSelect(names or [("(no profiles)", "")], id="knob-profile")
@@ -308,7 +341,7 @@ class KnobPanel(VerticalScroll):
 
     def on_resize(self) -> None:
         """Resized: the title wrapped again, and say whether knobs remain below."""
-        self._title_rows = TITLE_ROWS
+        self._title_rows = self._title_room()
         self._fit_title()
         self.call_after_refresh(self._say_more)
 
@@ -331,6 +364,53 @@ class KnobPanel(VerticalScroll):
         subtitle = f"{hidden[-1] if len(hidden) == 1 else 'more'} below: Tab ↓" if more else ""
         if str(self.border_subtitle or "") != subtitle:
             self.border_subtitle = subtitle
+
+    # ------------------------------------------------------------------ servers
+    def show_servers(self, labels: list[str], about: list[str]) -> None:
+        """List several servers, each checked: which ones `m` takes turns on. One server (or
+        none) shows no list at all.
+
+        Args:
+            labels: How each is named ('15', '18').
+            about: What each is, for its tooltip ('PostgreSQL 15.14 from …').
+        """
+        row = self.query_one("#server-row", Horizontal)
+        row.remove_children(Checkbox)
+        several = len(labels) > 1
+        row.set_class(several, "-several")
+        if several:
+            row.mount_all(
+                ServerBox(Text(label), True, compact=True, id=f"server-{n}", tooltip=Text(tip))
+                for n, (label, tip) in enumerate(zip(labels, about, strict=True))
+            )
+        self._title_rows = self._title_room()
+        self._fit_title()
+        self.call_after_refresh(self._say_more)
+
+    def _title_room(self) -> int:
+        """Rows the profile's title starts with: `TITLE_ROWS`, or none where a list of
+        servers takes a row (the workload's tooltip has the title then): with the list, every
+        knob fits wherever it fits without it."""
+        return 0 if self.query_one("#server-row").has_class("-several") else TITLE_ROWS
+
+    @property
+    def server_boxes(self) -> list[Checkbox]:
+        """The servers' check boxes, in the order named (none for one server)."""
+        return list(self.query_one("#server-row").query(Checkbox))
+
+    def checked_servers(self) -> tuple[int, ...]:
+        """The indexes of the checked servers (empty for one server)."""
+        return tuple(n for n, box in enumerate(self.server_boxes) if box.value)
+
+    def on_checkbox_changed(self, event: Checkbox.Changed) -> None:
+        """A server checked or not; the last one checked stays checked."""
+        event.stop()
+        kept = None
+        if not event.value and not self.checked_servers():
+            kept = str(event.checkbox.label)
+            with event.checkbox.prevent(Checkbox.Changed):
+                event.checkbox.value = True
+        self.post_message(self.ServersChanged(self, self.checked_servers(), kept))
 
     # ------------------------------------------------------------------ reading
     def select(self, field: str) -> KnobSelect:
@@ -417,6 +497,8 @@ class KnobPanel(VerticalScroll):
         self.locked = running
         for select in self.query(KnobSelect):
             select.disabled = running
+        for box in self.server_boxes:
+            box.disabled = running
         title = Text("Knobs")
         if text is not None:
             title.append(" · ")
@@ -426,9 +508,8 @@ class KnobPanel(VerticalScroll):
     def _profile_chosen(self) -> None:
         profile = self.profile
         title = self.query_one("#profile-title", Static)
-        title.display = profile is not None
         title.tooltip = Text(profile.title) if profile else None
-        self._title_rows = TITLE_ROWS
+        self._title_rows = self._title_room()
         self._fit_title()
         self._refresh_choices(keep_current=False)
 
@@ -437,7 +518,11 @@ class KnobPanel(VerticalScroll):
         tooltip has it whole), so that every knob fits at 120x36."""
         profile = self.profile
         title = self.query_one("#profile-title", Static)
-        if profile is None:
+        title.display = profile is not None and self._title_rows > 0
+        self.select("profile").tooltip = (
+            Text(profile.title) if profile is not None and not title.display else None
+        )
+        if profile is None or not title.display:
             title.update("")
             return
         width = self.scrollable_content_region.width
