@@ -71,7 +71,7 @@ def _server_args(p: argparse.ArgumentParser, *, sub: bool = False) -> None:
         action="append",
         help="connection string of your server (password is never shown); "
         "without it and without PGHOST/PGSERVICE…, pgwx starts its bundled PG 18; "
-        "`pgwx run` takes several, to compare the servers",
+        "`pgwx run` and the app take several, to compare the servers",
         **given,
     )
     p.add_argument(
@@ -107,7 +107,8 @@ def _pg_args(p: argparse.ArgumentParser, given: dict[str, Any]) -> None:
 
 
 SEVERAL_SERVERS = (
-    "Several servers (--pg or --dsn given more than once) are for `pgwx run`; give one here."
+    "Several servers (--pg or --dsn given more than once) are for `pgwx run` and the app; "
+    "give one here."
 )
 
 
@@ -122,7 +123,7 @@ def several_servers(args: argparse.Namespace) -> list[tuple[str | None, int | No
         args.pg = pgs[-1] if pgs else None
     if len(dsns) <= 1 and len(pgs) <= 1:
         return [(args.dsn if "dsn" in args else None, args.pg if "pg" in args else None)]
-    if getattr(args, "command", None) != "run":
+    if getattr(args, "command", None) not in ("run", None):
         raise UsageError(SEVERAL_SERVERS)
     if dsns and (pgs or getattr(args, "pg_bin", None)):
         raise UsageError(
@@ -998,10 +999,12 @@ def _main(argv: list[str] | None) -> int:
         if args.command is None:
             from explorer.tui.app import run_app
 
+            several = len(args.servers) > 1
             return run_app(
                 dsn=args.dsn,
                 data_dir=args.data_dir,
-                bindir=owned_bindir(args),
+                bindir=None if several else owned_bindir(args),
+                servers=args.servers if several else None,
                 keep_server=args.keep_server,
                 allow_risky=args.allow_risky,
                 ascii=ascii_arg(args),

@@ -50,6 +50,8 @@ class PgwxApp(App[int]):
         ascii: Draw ASCII only (None: when the locale is not UTF-8).
         present: The presenter layout: True on, False off, None when the terminal is
             projector-sized (wide but short).
+        servers: Several servers to take turns on, in order: servers already reached
+            (tests) or as named on the command line, (--dsn, --pg) each. None: one server.
     """
 
     CSS_PATH = "app.tcss"
@@ -71,6 +73,7 @@ class PgwxApp(App[int]):
         sample_interval: float = 0.25,
         ascii: bool | None = None,
         present: bool | None = None,
+        servers: Sequence[Target | tuple[str | None, int | None]] | None = None,
     ) -> None:
         super().__init__()
         self.ascii = locale_wants_ascii() if ascii is None else ascii
@@ -88,6 +91,7 @@ class PgwxApp(App[int]):
             profiles=offered,
             profile_problems=problems,
             server=ServerChoice.of(target, dsn, data_dir, keep_server, bindir),
+            servers=several_servers(servers or [], keep_server),
             replay=replay,
             allow_risky=allow_risky,
             ascii=self.ascii,
@@ -180,6 +184,21 @@ class PgwxApp(App[int]):
             self._lab.controller.release(say)
 
 
+def several_servers(
+    servers: Sequence[Target | tuple[str | None, int | None]], keep_server: bool
+) -> tuple[ServerChoice, ...]:
+    """The servers to take turns on (none when fewer than two): a server handed in is its
+    maker's (never stopped here); one named is reached or started when the lab opens."""
+    if len(servers) < 2:
+        return ()
+    return tuple(
+        ServerChoice(target=s, keep_server=True)
+        if isinstance(s, Target)
+        else ServerChoice(dsn=s[0], pg=s[1], keep_server=keep_server, user_server=s[1] is None)
+        for s in servers
+    )
+
+
 def run_app(
     dsn: str | None = None,
     data_dir: Path | None = None,
@@ -190,12 +209,14 @@ def run_app(
     speed: float = 1.0,
     ascii: bool | None = None,
     present: bool | None = None,
+    servers: list[tuple[str | None, int | None]] | None = None,
 ) -> int:
     """Open the app (`pgwx`), or replay a run in it (`pgwx replay RUN|FILE|NAME`).
 
     Args:
         speed: Replay speed (1 = recorded pace).
         present: The presenter layout (None: automatic on a projector-sized terminal).
+        servers: Several servers to take turns on, as named: (--dsn, --pg) each.
 
     Returns:
         The process exit status.
@@ -213,6 +234,7 @@ def run_app(
             allow_risky=allow_risky,
             ascii=ascii,
             present=present,
+            servers=servers,
         )
         try:
             app.run()

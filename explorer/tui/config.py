@@ -34,6 +34,14 @@ class ServerChoice:
     """The user named a server (`--dsn` or a libpq variable) instead of one pgwx owns."""
     bindir: Path | None = None
     """Programs of the installed PostgreSQL to own a cluster of (`--pg N`); None: bundled 18."""
+    pg: int | None = None
+    """The major version `--pg N` named, when this is one of several servers (its programs
+    are found when the server is started, as `pgwx run --pg 15 --pg 18` finds them)."""
+
+    @property
+    def named(self) -> tuple[str | None, int | None]:
+        """The server as the command line names it: (--dsn, --pg), for a sentence about it."""
+        return self.dsn, self.pg
 
     @classmethod
     def of(
@@ -58,6 +66,10 @@ class LabConfig:
     """Where runs go (and where exports and screenshots are written next to)."""
     server: ServerChoice = ServerChoice()
     """Which server: the one handed in, the user's, or the bundled one."""
+    servers: tuple[ServerChoice, ...] = ()
+    """Every server, in the order named, when several were (`pgwx --pg 15 --pg 18`, or
+    several --dsn): the knob panel lists them and `m` takes turns on those checked. Empty:
+    one server, `server`."""
     profiles: tuple[Profile, ...] = ()
     """The profiles offered in the knob panel."""
     profile_problems: tuple[str, ...] = ()

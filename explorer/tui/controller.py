@@ -27,13 +27,25 @@ from textual.message import Message
 from textual.widget import Widget
 from textual.worker import Worker, WorkerCancelled, WorkerFailed, WorkerState
 
+from explorer.analysis import servers
+from explorer.errors import PgwxError, UsageError
+from explorer.lab.run.axis import resolve_servers, run_on_servers
 from explorer.lab.run.request import RunRequest
 from explorer.lab.run.session import Session
 from explorer.lab.run.settings import JournalUnreadable
 from explorer.lab.store.replay import Player, ReplaySource
 from explorer.lab.view.runstate import RunView
-from explorer.models import Capabilities, Event, Notice, Profile, RunEnded, SampleTaken
+from explorer.models import (
+    Capabilities,
+    Event,
+    Notice,
+    Profile,
+    RunEnded,
+    RunRecord,
+    SampleTaken,
+)
 from explorer.server.connect import Target
+from explorer.server.conninfo import mask_secrets
 from explorer.server.failures import failure_reason
 from explorer.tui.config import LabConfig
 
@@ -107,6 +119,16 @@ class RunController(Widget):
         caps: Capabilities
 
     @dataclass
+    class ServersOpened(Message):
+        """Every one of several servers is open: their labels ('15', '18'), in order."""
+
+        labels: list[str]
+
+    @dataclass
+    class ServersJudged(Message):
+        """A run on several servers ended: the verdicts between them are in the view."""
+
+    @dataclass
     class ConnectFailed(Message):
         """Reaching or opening the server failed; the reconnect key may try again."""
 
@@ -134,17 +156,35 @@ class RunController(Widget):
         """The server, once reached."""
         self.session: Session | None = None
         """The session on it, owned here: `release` stops the bundled server pgwx started."""
+        self.sessions: list[Session] = []
+        """Every server's session when there are several (the first is `session`)."""
+        self.labels: list[str] = []
+        """The servers' labels ('15', '18') once they are open, when there are several."""
+        self.group: list[RunRecord] = []
+        """The stored runs of the latest run on several servers, the reference first."""
         self.put_back = threading.Event()
         """Set once quitting has undone the run and released the server (a thread that
         ends a process whose terminal is gone waits for it)."""
-        self.runner: Any = None
-        """The runner of the latest run (its clock drives the live timer)."""
+        self.runners: list[Any] = []
+        """The runners of the latest run, one per server (the first's clock drives the
+        live timer)."""
         self.failed: str | None = None
         """Why the server could not be reached or opened, until a retry succeeds."""
         self.player: Player | None = None
         """The replay's position, speed and pause (None: not a replay)."""
         self._cancelling = False
         self._quitting = False
+
+    @property
+    def runner(self) -> Any:
+        """The runner of the latest run (the first server's, when it took turns)."""
+        return self.runners[0] if self.runners else None
+
+    def every_session(self) -> list[Session]:
+        """The server's session, or each of several servers' (none before one is had)."""
+        if self.sessions:
+            return list(self.sessions)
+        return [self.session] if self.session is not None else []
 
     def say(self, text: str, level: str = "info") -> None:
         """A log line, through the screen (safe from a thread: post_message is)."""
@@ -155,6 +195,9 @@ class RunController(Widget):
     def start_server(self) -> None:
         """Reach the user's server, or start the bundled one (blocking, so in a thread)."""
         choice = self.config.server
+        if self.config.servers:
+            self._start_servers()
+            return
         if choice.user_server:
             self.say("connecting…")
         session = Session.resolve(
@@ -168,10 +211,35 @@ class RunController(Widget):
         # Kept at once, from this thread: if the app dies before `target_ready` runs, the
         # server started here is still released (the app's last act is `release`).
         self.session = session
+        self._adopt(session, choice.keep_server)
+        self.app.call_from_thread(self.target_ready, session.target)
+
+    def _start_servers(self) -> None:
+        """Reach or start each of several servers (in the thread); if one cannot be had,
+        those started are stopped again and one sentence names it (`resolve_servers`)."""
+        chosen = self.config.servers
+        if all(c.target is not None for c in chosen):
+            # Handed in (tests): their maker's, never stopped here.
+            sessions = [
+                Session(c.target, self.config.store, keep_server=True)
+                for c in chosen
+                if c.target is not None
+            ]
+        else:
+            keep = chosen[0].keep_server
+            sessions = resolve_servers([c.named for c in chosen], self.config.store, keep, self.say)
+        self.sessions, self.session = sessions, sessions[0]
+        for session in sessions:
+            self._adopt(session, session.keep_server)
+        self.app.call_from_thread(self.target_ready, sessions[0].target)
+
+    def _adopt(self, session: Session, keep_server: bool) -> None:
+        """A server found running that a pgwx which died left: said, and stopped on quit
+        unless it is to be kept."""
         server = session.target.bundled
         if server is not None and not server.started_here and server.holder is None:
             # Running, not started by this process, held by nobody: a pgwx that died left it.
-            if choice.keep_server:
+            if keep_server:
                 self.say(
                     f"found {server.kind()} in {server.data_dir} left running by an "
                     "earlier pgwx; --keep-server leaves it running",
@@ -184,7 +252,6 @@ class RunController(Widget):
                     "warning",
                 )
                 server.started_here = True  # ours now: released (stopped) like one we started
-        self.app.call_from_thread(self.target_ready, session.target)
 
     def target_ready(self, target: Target) -> None:
         """The server is reachable (or should be): open the session on it."""
@@ -199,9 +266,45 @@ class RunController(Widget):
     async def open_session(self) -> None:
         """Open the session: probe the server, put back what a dead pgwx left (once)."""
         assert self.session is not None
+        if self.sessions:
+            await self._open_servers()
+            return
         caps = await self.session.open(lambda m: self.say(m, "warning"))
         self.failed = None
         self.post_message(self.Opened(self.session.target, caps))
+
+    async def _open_servers(self) -> None:
+        """Open every server's session; one that cannot be opened is one sentence naming
+        it, and so is the same server named twice."""
+        caps: list[Capabilities] = []
+        for session, choice in zip(self.sessions, self.config.servers, strict=True):
+            label = session.target.label()
+            try:
+                caps.append(await session.open(self._warn_about(label)))
+            except PgwxError as exc:
+                dsn, pg = choice.named
+                what = f"--pg {pg}" if pg is not None else mask_secrets(dsn) if dsn else label
+                raise PgwxError(f"{what} cannot be used: {exc}") from None
+        ids = [c.system_identifier for c in caps]
+        for i, sysid in enumerate(ids):
+            if sysid in ids[:i]:
+                raise UsageError(
+                    f"{self.sessions[i].target.label()} is the same server as "
+                    f"{self.sessions[ids.index(sysid)].target.label()}; name each server once."
+                )
+        self.labels = servers.labels([c.major for c in caps])
+        self.failed = None
+        for label, session in zip(self.labels, self.sessions, strict=True):
+            assert session.caps is not None
+            where = session.target.label()
+            if "PostgreSQL" not in where:  # a DSN: say the version too
+                where = f"PostgreSQL {session.caps.version} at {where}"
+            self.say(f"connected: {label} = {where}")
+        self.post_message(self.ServersOpened(list(self.labels)))
+
+    def _warn_about(self, server: str) -> Callable[[str], None]:
+        """A warning in the log that names the server it is about (one of several)."""
+        return lambda message: self.say(f"{server}: {message}", "warning")
 
     def reconnect(self) -> None:
         """Try the server again after a failed start or connection."""
@@ -233,11 +336,26 @@ class RunController(Widget):
             return "not connected yet; wait for the header to show the server"
         return None
 
+    def label_of(self, index: int) -> str:
+        """How the server at `index` of several is named ('15', '18')."""
+        return self.labels[index] if index < len(self.labels) else str(index + 1)
+
     @work(exclusive=True, group="run", name="run", exit_on_error=False)
     async def run_profile(
-        self, profile: Profile, scale: float, caps: Capabilities, *, single: bool
+        self,
+        profile: Profile,
+        scale: float,
+        caps: Capabilities,
+        *,
+        single: bool,
+        on: tuple[int, ...] = (),
     ) -> None:
-        """Run in the background; the runner undoes everything however it ends."""
+        """Run in the background; the runner undoes everything however it ends.
+
+        Args:
+            on: Which of several servers (their indexes): the matrix takes turns on all of
+                them; a single run (`r`) runs on the first. Empty: the one server.
+        """
         from explorer.lab.run.runner import Runner
 
         assert self.target is not None
@@ -249,10 +367,56 @@ class RunController(Widget):
             allow_risky=config.allow_risky,
             sample_interval=config.sample_interval,
         )
-        runner = Runner(self.target, profile, config.store, request.options, caps=caps)
-        self.runner, self._cancelling = runner, False
         self.view.profile, self.view.scale, self.view.accumulate = profile, scale, single
+        self._cancelling = False
+        if len(on) > 1 and not single:
+            await self._run_on_servers(profile, request.options, on)
+            return
+        target = self.target
+        if on and self.sessions:
+            session = self.sessions[on[0]]
+            target, caps = session.target, session.caps or caps
+            if len(self.sessions) > 1:
+                self.say(
+                    f"r runs on {self.label_of(on[0])} only; m takes turns on the checked servers"
+                )
+        self.view.several([])
+        runner = Runner(target, profile, config.store, request.options, caps=caps)
+        self.runners = [runner]
         await runner.run(self._emit)
+
+    async def _run_on_servers(self, profile: Profile, options: Any, on: tuple[int, ...]) -> None:
+        """The matrix on several servers, taking turns (`run_on_servers`, as `pgwx run --pg 15
+        --pg 18`); when it ends, however, the verdicts between the servers from their stored
+        runs go under the table."""
+        sessions = [self.sessions[i] for i in on]
+        named = [self.config.servers[i].named for i in on]
+        labels = servers.labels([s.caps.major for s in sessions if s.caps is not None])
+        self.view.several(labels)
+        self.group = []
+        runners: list[Any] = []
+        self.runners = runners
+        store = self.config.store
+        try:
+            await run_on_servers(
+                sessions, named, profile, store, options, self.say, self._emit_for, runners
+            )
+        finally:
+            if len(runners) > 1:
+                try:
+                    self.group = store.group(store.load(runners[0].run_id))
+                except PgwxError:
+                    self.group = []  # a server's run never began: nothing to compare
+                self.view.judge_servers(self.group)
+                self.post_message(self.ServersJudged())
+
+    def _emit_for(self, label: str) -> Callable[[Event], None]:
+        """The event sink of the server labelled `label` of several."""
+
+        def emit(event: Event) -> None:
+            self._announce(self.view.apply_on(label, event))
+
+        return emit
 
     def replay_run(self, source: ReplaySource) -> None:
         """Play a recorded run into the view at its recorded pace times its speed."""
@@ -392,9 +556,11 @@ class RunController(Widget):
             if worker.group in ("run", "server") and worker.is_running:
                 with contextlib.suppress(WorkerCancelled, WorkerFailed):
                     await worker.wait()
-        session = self.session
-        if session is not None and session.bundled_here is not None and not session.keep_server:
-            self.say("stopping bundled PostgreSQL…")
+        for session in self.every_session():
+            if session.bundled_here is None or session.keep_server:
+                continue
+            what = session.target.label() if self.sessions else "bundled PostgreSQL"
+            self.say(f"stopping {what}…")
             stop = self.run_worker(
                 session.release, thread=True, group="stop", name="stop", exit_on_error=False
             )
@@ -409,6 +575,6 @@ class RunController(Widget):
         The app's last act however it ends (a crash of the UI included); after a clean quit
         there is nothing left to do.
         """
-        if self.session is not None:
+        for session in self.every_session():
             with contextlib.suppress(Exception):
-                self.session.release(say)
+                session.release(say)

@@ -20,7 +20,7 @@ from explorer.server.connect import Target
 from explorer.tui.app import PgwxApp
 from explorer.tui.widgets.header import ServerHeader, short_run
 from explorer.tui.widgets.knobs import KNOB_DEFS, KnobPanel
-from tests.support.app import connected, replay_app, settle
+from tests.support.app import connected, replay_app, settle, wait_for
 
 
 def rows_of(app: App[object]) -> list[str]:
@@ -216,3 +216,26 @@ async def test_a_recording_without_io_method_does_not_claim_it_is_missing(
         assert "io_method" not in panel.caps.gucs
         assert not panel.select("io_method").unavailable
         assert not panel.query_one("#why-io_method", Static).display
+
+
+@pytest.mark.pg15
+async def test_every_knob_fits_at_120x36_with_two_servers(
+    pg15: Target, pg18: Target, store: ResultStore
+) -> None:
+    app = PgwxApp(servers=[pg15, pg18], store=store)
+    async with app.run_test(size=(120, 36)) as pilot:
+        panel = app.lab.knob_panel
+        await wait_for(pilot, lambda: len(panel.server_boxes) == 2, 30)
+        await pilot.pause(0.3)
+        # The knobs describe the first server checked: 15 (no io_method), then 18 (no lz4).
+        for uncheck in (None, 0):
+            if uncheck is not None:
+                await pilot.click(panel.server_boxes[uncheck])
+                await pilot.pause(0.3)
+            for profile in panel.profiles:
+                panel.choose_profile(profile)
+                await pilot.pause(0.2)
+                assert_every_knob_shown(panel)
+                inside = panel.region.shrink((1, 1, 1, 1))
+                for box in panel.server_boxes:
+                    assert box.region.height == 1 and inside.contains_region(box.region)

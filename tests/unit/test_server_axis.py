@@ -297,11 +297,16 @@ def test_run_takes_several_servers_in_the_order_given() -> None:
     assert args.servers == [(None, 15)] and args.pg == 15 and args.dsn is None
 
 
+def test_the_app_takes_several_servers_too() -> None:
+    assert parse("--pg", "15", "--pg", "18") == [(None, 15), (None, 18)]
+    assert parse("--dsn", "host=a", "--dsn", "host=b") == [("host=a", None), ("host=b", None)]
+
+
 @pytest.mark.parametrize(
     ("argv", "said"),
     [
         (["check", "x.toml", "--pg", "15", "--pg", "18"], SEVERAL_SERVERS),
-        (["--pg", "15", "--pg", "18"], SEVERAL_SERVERS),
+        (["--pg", "15", "--pg", "18", "--pg-bin", "/x"], "--pg-bin names one"),
         (["run", "q", "--pg", "15", "--pg", "15"], "--pg 15 is given twice"),
         (["run", "q", "--dsn", "host=a", "--dsn", "host=a"], "--dsn is given twice"),
         (["run", "q", "--pg", "15", "--pg", "18", "--data-dir", "/x"], "--data-dir names one"),

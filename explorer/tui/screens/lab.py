@@ -23,6 +23,7 @@ from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import DataTable, Tab, Tabs
 
+from explorer.analysis import servers
 from explorer.analysis.report import to_markdown
 from explorer.files import SHARED, FileRefused, private_dir, write_new
 from explorer.lab.profiles.naming import variant_name
@@ -263,8 +264,11 @@ class LabScreen(Screen[None]):
                 self.knob_panel.show_profile(config.replay.profile, config.replay.scale)
             self.set_tab("duration")
             self.controller.replay_run(config.replay)
-        elif config.server.target is not None:
+        elif config.server.target is not None and not config.servers:
             self.controller.target_ready(config.server.target)
+        elif config.servers:
+            header.label = f"reaching {len(config.servers)} servers…"
+            self.controller.start_server()
         else:
             header.label = "connecting…"
             if not config.server.user_server:
@@ -329,6 +333,48 @@ class LabScreen(Screen[None]):
         self.caps = message.caps
         self.note(f"connected: PostgreSQL {message.caps.version} at {message.target.label()}")
 
+    @on(RunController.ServersOpened)
+    def _servers_opened(self, message: RunController.ServersOpened) -> None:
+        """Several servers are open: the knob panel lists them, each checked."""
+        header = self.query_one(ServerHeader)
+        header.failure, header.undo_pending = "", False
+        self.refresh_bindings()
+        sessions = self.controller.sessions
+        about = [
+            f"{label} = PostgreSQL {s.caps.version if s.caps else '?'} at {s.target.label()}"
+            for label, s in zip(message.labels, sessions, strict=True)
+        ]
+        self.knob_panel.show_servers(message.labels, about)
+        self._servers_checked(tuple(range(len(sessions))))
+
+    @on(KnobPanel.ServersChanged)
+    def _servers_changed(self, message: KnobPanel.ServersChanged) -> None:
+        if message.kept is not None:
+            self.note(f"{message.kept} stays checked: the runs need at least one server", "warning")
+        self._servers_checked(message.checked)
+
+    def _servers_checked(self, checked: tuple[int, ...]) -> None:
+        """The header and the knob panel describe the first checked server (the one `r`
+        runs on); the header names every checked one (those `m` takes turns on)."""
+        if not checked:
+            return
+        controller = self.controller
+        first = controller.sessions[checked[0]]
+        names = " + ".join(controller.label_of(n) for n in checked)
+        header = self.query_one(ServerHeader)
+        header.servers = f"m on {names} · r on {controller.label_of(checked[0])}"
+        header.label = first.target.label()
+        header.bundled = first.target.owned
+        controller.target = first.target
+        self.caps = first.caps
+
+    @on(RunController.ServersJudged)
+    def _servers_judged(self, _message: RunController.ServersJudged) -> None:
+        """The verdicts between the servers join the table."""
+        self.query_one(ResultsTable).show(self.view.summary)
+        if self.view.between:
+            self.note("between the servers: " + "; ".join(self.view.between))
+
     @on(RunController.RunStateChanged)
     def _run_state_changed(self, message: RunController.RunStateChanged) -> None:
         if message.worker in ("run", "replay") and message.finished:
@@ -367,7 +413,8 @@ class LabScreen(Screen[None]):
         if line is not None and not isinstance(event, PhaseEnded):
             # Phases have their own pane (the duration bars); the log keeps the story.
             self.note(line, level(event), at=event.at)
-        if isinstance(event, RunStarted):
+        if isinstance(event, RunStarted) and not self.view.servers:
+            # (On several servers the header keeps naming them all.)
             header = self.query_one(ServerHeader)
             header.bundled = event.server.bundled
             if self.config.replay is None:
@@ -398,6 +445,11 @@ class LabScreen(Screen[None]):
         """A matrix with something to compare ended: its card fills the duration pane."""
         record = self.view.record
         if record is None or self.view.accumulate or not record.trials:
+            return
+        if self.view.servers:
+            # The card judges variants within one run: on several servers the table has
+            # each server's own verdicts and those between the servers.
+            self.set_tab("results")
             return
         if len(record.profile.variants) < 2:
             return
@@ -571,7 +623,8 @@ class LabScreen(Screen[None]):
     def _start(self, profile: Profile, scale: float, *, single: bool) -> None:
         assert self.caps is not None
         self.set_tab("duration")
-        self.controller.run_profile(profile, scale, self.caps, single=single)
+        on = self.knob_panel.checked_servers()
+        self.controller.run_profile(profile, scale, self.caps, single=single, on=on)
 
     def action_cancel(self) -> None:
         """Stop the run: the runner cancels the statement and puts the settings back."""
@@ -720,8 +773,12 @@ class LabScreen(Screen[None]):
             self.note("nothing to export yet: no trial has finished")
             return
         folder = exports_dir(self.config.store.files_dir)
+        group = self.controller.group if self.view.servers else []
+        # On several servers: each server's table and the verdicts between them, as
+        # `pgwx report` writes them.
+        text = servers.to_markdown(group) if len(group) > 1 else to_markdown(record)
         try:
-            path = write_private(folder / f"{record.id}.md", to_markdown(record))
+            path = write_private(folder / f"{record.id}.md", text)
         except (OSError, FileRefused) as exc:  # a link put where the table goes, a full disk
             self.note(f"table not written: {exc}", "warning")
             return
