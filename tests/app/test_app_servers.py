@@ -8,6 +8,9 @@ server and the verdicts between them, and quitting puts both servers back.
 
 from __future__ import annotations
 
+import shutil
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -20,7 +23,7 @@ from explorer.tui.widgets.header import ServerHeader
 from explorer.tui.widgets.results import ResultsTable
 from tests.support.app import log_text, wait_for
 from tests.support.runs import small_profile
-from tests.support.server import server_state
+from tests.support.server import PG15_BIN, server_state
 
 pytestmark = pytest.mark.pg15
 
@@ -153,3 +156,30 @@ async def test_a_server_that_cannot_be_had_is_one_sentence(tmp_path: Path) -> No
         assert "Traceback" not in log_text(app.lab)
         assert not app.lab.knob_panel.server_boxes  # no list of servers that are not there
         assert app.lab.controller.sessions == []
+
+
+@pytest.fixture
+def cluster_home(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A private directory for the clusters the app makes (as PGWX_CLUSTER_HOME moves them)."""
+    if not (PG15_BIN / "initdb").exists():
+        pytest.skip("Debian's postgresql-15 is not installed")
+    base = Path(tempfile.mkdtemp(prefix="pgwx-ax-", dir="/tmp"))  # short: the sockets are here
+    base.chmod(0o755)  # the servers' user must get through to their clusters
+    monkeypatch.setenv("PGWX_CLUSTER_HOME", str(base))
+    yield base
+    shutil.rmtree(base, ignore_errors=True)
+
+
+async def test_q_stops_every_cluster_the_app_started(cluster_home: Path, tmp_path: Path) -> None:
+    # Named as `pgwx --pg 15 --pg 18` names them: the app makes and starts both clusters.
+    app = PgwxApp(servers=[(None, 15), (None, 18)], store=ResultStore(tmp_path / "r.sqlite"))
+    async with app.run_test(size=(120, 36)) as pilot:
+        panel = app.lab.knob_panel
+        await wait_for(pilot, lambda: len(panel.server_boxes) == 2, 120)
+        owned = [s.target.bundled for s in app.lab.controller.sessions]
+        assert [s.version.split(".")[0] for s in owned if s] == ["15", "18"]
+        assert all(s is not None and s.is_running() for s in owned)
+        assert all(s is not None and str(s.data_dir).startswith(str(cluster_home)) for s in owned)
+        await pilot.press("q")
+        await wait_for(pilot, lambda: not app.is_running, 60)
+    assert not any(s is not None and s.is_running() for s in owned)
