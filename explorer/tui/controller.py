@@ -294,12 +294,8 @@ class RunController(Widget):
                 )
         self.labels = servers.labels([c.major for c in caps])
         self.failed = None
-        for label, session in zip(self.labels, self.sessions, strict=True):
-            assert session.caps is not None
-            where = session.target.label()
-            if "PostgreSQL" not in where:  # a DSN: say the version too
-                where = f"PostgreSQL {session.caps.version} at {where}"
-            self.say(f"connected: {label} = {where}")
+        for n in range(len(self.sessions)):
+            self.say(f"connected: {self.describe(n)}")
         self.post_message(self.ServersOpened(list(self.labels)))
 
     def _warn_about(self, server: str) -> Callable[[str], None]:
@@ -335,6 +331,14 @@ class RunController(Widget):
         if self.target is None or caps is None:
             return "not connected yet; wait for the header to show the server"
         return None
+
+    def describe(self, index: int) -> str:
+        """'15 = PostgreSQL 15.20 from /usr/lib/postgresql/15/bin (…)': one of several."""
+        session = self.sessions[index]
+        where = session.target.label()
+        if "PostgreSQL" not in where and session.caps is not None:  # a DSN: the version too
+            where = f"PostgreSQL {session.caps.version} at {where}"
+        return f"{self.label_of(index)} = {where}"
 
     def label_of(self, index: int) -> str:
         """How the server at `index` of several is named ('15', '18')."""

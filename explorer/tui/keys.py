@@ -99,7 +99,7 @@ LAB_KEYS: tuple[LabKey, ...] = (
         action="run",
         label="Run",
         title="Run the variant",
-        tooltip="Run the variant the knobs describe",
+        tooltip="Run the variant the knobs describe (on several servers: on the first checked)",
         id="lab.run",
         when="live",
     ),
@@ -108,7 +108,10 @@ LAB_KEYS: tuple[LabKey, ...] = (
         action="matrix",
         label="Matrix",
         title="Run matrix",
-        tooltip="Run every variant of the chosen profile",
+        tooltip=(
+            "Run every variant of the chosen profile (on several servers: on every checked "
+            "one, taking turns trial by trial)"
+        ),
         id="lab.matrix",
         when="live",
     ),

@@ -53,6 +53,9 @@ async def test_the_matrix_takes_turns_on_both_servers_and_q_puts_both_back(
         assert header.label.startswith("PostgreSQL 15.")
         assert header._right().plain.endswith("owned")  # the badges are r's server's
         assert lab.caps is not None and lab.caps.major == 15  # the knobs describe r's server
+        said = log_text(lab)
+        assert "connected:15=PostgreSQL15." in said and "connected:18=bundledPostgreSQL18." in said
+        assert str(boxes[1].tooltip).startswith("18 = bundled PostgreSQL 18.")
         await pilot.pause()
         await pilot.press("m")
         await wait_for(pilot, lambda: lab.view.status == "running", 30)

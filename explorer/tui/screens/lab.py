@@ -340,10 +340,7 @@ class LabScreen(Screen[None]):
         header.failure, header.undo_pending = "", False
         self.refresh_bindings()
         sessions = self.controller.sessions
-        about = [
-            f"{label} = PostgreSQL {s.caps.version if s.caps else '?'} at {s.target.label()}"
-            for label, s in zip(message.labels, sessions, strict=True)
-        ]
+        about = [self.controller.describe(n) for n in range(len(sessions))]
         self.knob_panel.show_servers(message.labels, about)
         self._servers_checked(tuple(range(len(sessions))))
 
