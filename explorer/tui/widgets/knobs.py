@@ -23,6 +23,7 @@ from explorer.lab.profiles.availability import unavailable_reason
 from explorer.lab.workloads import build_workload
 from explorer.models import Capabilities, FkTiming, Knobs, Profile, TableKind, Toast
 from explorer.tui.glyphs import glyph
+from explorer.tui.restyle import FocusRestylesSelf
 
 
 @dataclass(frozen=True)
@@ -207,7 +208,7 @@ class KnobSelect(Select[Any]):
             overlay.styles.offset = (0, -min(over, max(overlay.region.y - top, 0)))
 
 
-class KnobPanel(VerticalScroll):
+class KnobPanel(FocusRestylesSelf, VerticalScroll):
     """Profile picker, size and the variant's knobs.
 
     Args:
