@@ -47,6 +47,7 @@ from explorer.text import printable
 from explorer.tui.config import LabConfig
 from explorer.tui.controller import RunController
 from explorer.tui.keys import LAB_KEYS, PANES, lab_bindings
+from explorer.tui.restyle import restyle
 from explorer.tui.screens.help import HelpScreen
 from explorer.tui.widgets.activity import ActivityPane
 from explorer.tui.widgets.duration import DurationPane
@@ -193,9 +194,11 @@ class LabScreen(Screen[None]):
                 # The presenter layout keeps the chart and shows this one beside it.
                 classes["-left"] = name == pane
             if any(widget.has_class(c) != on for c, on in classes.items()):
-                # One batch per pane, and only on a real change: each change of a pane's
-                # classes restyles its whole subtree (the knob panel's ~40 widgets).
-                widget.update_classes(classes, animate=False)
+                # Only the pane's own look depends on these classes (its display): restyle
+                # the pane alone. Textual's own update restyles the whole subtree (the knob
+                # panel's ~90 nodes), a third of a key press over SSH.
+                widget.update_classes(classes, update=False)
+                restyle(widget)
         focused = self.focused
         one_at_a_time = self.query_one(Tabs).display or self.has_class("-present")
         if focused is None or not one_at_a_time:
@@ -208,6 +211,25 @@ class LabScreen(Screen[None]):
             if self.query_one(f"#{name}") in (focused, *focused.ancestors):
                 self.main_widget(pane).focus()
                 return
+
+    def watch_focused(self, old: Widget | None, new: Widget | None) -> None:
+        """Mark the pane that holds the focus (`-focused`: its border lights up).
+
+        In place of a `:focus-within` rule, with which Textual restyles the whole pane, every
+        widget in it, on each move of the focus."""
+        before, after = self._pane_of(old), self._pane_of(new)
+        if before is not after:
+            for pane, on in ((before, False), (after, True)):
+                if pane is not None:
+                    pane.set_class(on, "-focused", update=False)
+                    restyle(pane)
+
+    def _pane_of(self, widget: Widget | None) -> Widget | None:
+        """The pane a widget is in (None: not in a pane, or gone)."""
+        for node in () if widget is None else widget.ancestors_with_self:
+            if isinstance(node, Widget) and node.has_class("pane"):
+                return node
+        return None
 
     def main_widget(self, pane: str) -> Widget:
         """The widget `1`–`4` focus in a pane: the profile choice (the panel itself while a

@@ -17,6 +17,7 @@ from textual.widgets import Static
 from explorer.analysis.report import SummaryRow
 from explorer.lab.view.runstate import RunView
 from explorer.models import RunRecord
+from explorer.tui.restyle import FocusRestylesSelf
 from explorer.tui.widgets.fit import FitWidth
 from explorer.tui.widgets.summary import SummaryCard
 
@@ -154,7 +155,7 @@ def _repaint(
     return lines, look
 
 
-class DurationPane(VerticalScroll):
+class DurationPane(FocusRestylesSelf, VerticalScroll):
     """Elapsed time, phase and progress of the trial in flight; median bars per variant.
 
     Args:

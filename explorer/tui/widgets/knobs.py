@@ -24,6 +24,7 @@ from explorer.lab.profiles.availability import unavailable_reason
 from explorer.lab.workloads import build_workload
 from explorer.models import Capabilities, FkTiming, Knobs, Profile, TableKind, Toast
 from explorer.tui.glyphs import glyph
+from explorer.tui.restyle import FocusRestylesSelf
 
 
 @dataclass(frozen=True)
@@ -217,7 +218,7 @@ class ServerBox(Checkbox):
         return Content("[x]" if self.value else "[ ]")
 
 
-class KnobPanel(VerticalScroll):
+class KnobPanel(FocusRestylesSelf, VerticalScroll):
     """Profile picker, size and the variant's knobs.
 
     Args:

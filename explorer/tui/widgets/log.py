@@ -8,6 +8,7 @@ from rich.console import RenderableType
 from rich.text import Text
 from textual import events
 from textual.geometry import Size
+from textual.reactive import Reactive
 from textual.widgets import RichLog
 
 
@@ -33,6 +34,16 @@ class LabLog(RichLog):
         overflow-x: hidden;
     }
     """
+
+    virtual_size: Reactive[Size] = Reactive(Size(0, 0), layout=False)
+    """As on every widget, but a line written does not lay the whole screen out again: the
+    log's own size is fixed, so only its scrollbar follows (a layout pass costs 10-30 ms,
+    and a key pressed meanwhile waits; a run logs a line or two a second). A scrollbar that
+    appears or goes still asks for a layout, as it takes a column."""
+
+    def watch_virtual_size(self, size: Size) -> None:
+        """Scroll range and scrollbar for the new size (what a layout pass would do)."""
+        self._scroll_update(size)
 
     def __init__(self, *, max_lines: int = 1000, id: str | None = None) -> None:
         # min_width 1: RichLog's default (78) renders wider than an 80-column log and

@@ -302,15 +302,27 @@ class MechanismLine(Static):
     }
     """
 
+    _rows: tuple[int, int] | None = None
+    """The width the last text was shown at and the rows it took (None: not shown yet)."""
+
+    def _show(self, text: Text) -> None:
+        """Show `text`; lay the screen out again only if it takes another number of rows
+        (moving the table's cursor changes the line, and a layout pass is full-screen work
+        a key pressed meanwhile waits for)."""
+        width = self.content_size.width
+        rows = len(text.wrap(self.app.console, width)) if width > 0 and text.plain else 0
+        self.update(text, layout=width <= 0 or (width, rows) != self._rows)
+        self._rows = (width, rows) if width > 0 else None
+
     def show_row(self, row: SummaryRow | None, *, compact: bool = False) -> None:
         """Describe `row` (None: nothing selected); `compact`: the table shows the compact
         row, so its verdict in full, min–max and note come first."""
         if row is None:
-            self.update("")
+            self._show(Text())
             return
         if row.phase == "—":
             # A failed or skipped variant: its reason, which a narrow table may not show.
-            self.update(Text(f"{row.variant}: {row.note}") if compact and row.note else "")
+            self._show(Text(f"{row.variant}: {row.note}") if compact and row.note else Text())
             return
         first, second = detail_lines(row.mechanism)
         text = Text()
@@ -325,4 +337,4 @@ class MechanismLine(Static):
         text.append(first)
         if second:
             text.append("\n" + second)
-        self.update(text)
+        self._show(text)

@@ -1,0 +1,64 @@
+"""A pane key (`1`–`4`) restyles the panes it touches, not every widget inside them.
+
+Textual restyles a node's whole subtree when its classes or focus change; with a
+`:focus-within` border and class-driven pane display that was ~290 nodes per key press (the
+knob panel's ~90 each time), a third of the key's latency over SSH. The lab restyles the pane
+alone; these tests count what a press restyles and check the focused pane still lights up.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+import pytest
+from textual.css.stylesheet import Stylesheet
+from textual.dom import DOMNode
+
+from tests.support.app import replay_app, settle
+
+MOST_NODES_PER_KEY = 30
+"""A press moves the focus and marks two panes: a handful of nodes, never a pane's subtree."""
+
+
+@pytest.mark.parametrize("size", [(120, 36), (80, 24), (100, 30)])
+async def test_a_pane_key_restyles_a_handful_of_nodes(
+    tmp_path: Path, size: tuple[int, int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    restyled: list[DOMNode] = []
+    update_nodes = Stylesheet.update_nodes
+
+    def counting(self: Stylesheet, nodes: Iterable[DOMNode], animate: bool = False) -> None:
+        nodes = list(nodes)
+        restyled.extend(nodes)
+        update_nodes(self, nodes, animate)
+
+    async with replay_app(tmp_path, 165).run_test(size=size) as pilot:
+        await settle(pilot)
+        monkeypatch.setattr(Stylesheet, "update_nodes", counting)
+        for key in "1234121":
+            restyled.clear()
+            await pilot.press(key)
+            await pilot.pause()
+            assert 0 < len(restyled) <= MOST_NODES_PER_KEY, (key, size, len(restyled))
+
+
+async def test_the_pane_holding_the_focus_has_the_bright_border(tmp_path: Path) -> None:
+    async with replay_app(tmp_path, 165).run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        lab = pilot.app.lab
+        panes = {name: lab.query_one(f"#{name}") for name in ("knobs", "duration", "results")}
+        bright = pilot.app.current_theme.to_color_system().generate()["border"]
+        for key, name in (("1", "knobs"), ("2", "duration"), ("4", "results"), ("1", "knobs")):
+            await pilot.press(key)
+            await pilot.pause()
+            assert [n for n, p in panes.items() if p.has_class("-focused")] == [name]
+            colours = {n: p.styles.border.top[1].hex for n, p in panes.items()}
+            assert colours[name] == bright.upper() or colours[name] == bright
+            assert all(c != colours[name] for n, c in colours.items() if n != name)
+        # Tab within the results pane (or out of it) keeps the mark on the pane it lands in.
+        await pilot.press("tab")
+        await pilot.pause()
+        holder = lab._pane_of(lab.focused)
+        assert holder is not None and holder.has_class("-focused")
+        assert sum(p.has_class("-focused") for p in lab.query(".pane")) == 1

@@ -1,0 +1,85 @@
+"""What changes often during a run does not lay the whole screen out again.
+
+A layout pass is full-screen work (10-30 ms at 120x36 on a quiet machine), and a key pressed
+meanwhile waits. RichLog sets its virtual size as lines arrive, and Textual lays out the whole
+screen on each such change, though the log's own size is fixed; the detail line under the
+results asked for one on every cursor move, though it mostly keeps its height.
+"""
+
+from __future__ import annotations
+
+from itertools import pairwise
+from pathlib import Path
+
+import pytest
+from textual.content import Content
+from textual.screen import Screen
+
+from explorer.tui.widgets.log import LabLog
+from explorer.tui.widgets.results import MechanismLine
+from tests.support.app import replay_app, settle
+
+
+@pytest.mark.parametrize("size", [(120, 36), (80, 24)])
+async def test_lines_logged_scroll_the_log_without_a_layout_pass(
+    tmp_path: Path, size: tuple[int, int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async with replay_app(tmp_path, 165).run_test(size=size) as pilot:
+        await settle(pilot)
+        lab = pilot.app.lab
+        log = lab.query_one(LabLog)
+        layouts: list[int] = []
+        refresh_layout = Screen._refresh_layout
+
+        def counting(self: Screen[object], *args: object, **kwargs: object) -> None:
+            layouts.append(1)
+            refresh_layout(self, *args, **kwargs)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(Screen, "_refresh_layout", counting)
+        lines_before = len(log.lines)
+        for n in range(12):
+            lab.note(f"line number {n} of a dozen")
+            await pilot.pause(0.02)
+        await pilot.pause(0.2)
+        assert layouts == []
+        assert len(log.lines) == lines_before + 12
+        # Still scrolled to the end: the last line is on the screen, the first is not.
+        assert log.scroll_y == log.max_scroll_y > 0
+        shot = pilot.app.export_screenshot().replace("&#160;", " ")
+        assert "line number 11 of a dozen" in shot and "line number 0 of" not in shot
+        if log.styles.scrollbar_size_vertical:  # wide: the scrollbar's thumb follows
+            assert log.show_vertical_scrollbar
+            assert log.vertical_scrollbar.window_virtual_size == log.virtual_size.height
+
+
+async def test_moving_the_results_cursor_lays_out_only_when_the_detail_changes_height(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async with replay_app(tmp_path).run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        line = pilot.app.lab.query_one(MechanismLine)
+        await pilot.press("4")
+        await pilot.pause()
+        layouts: list[int] = []
+        refresh_layout = Screen._refresh_layout
+
+        def counting(self: Screen[object], *args: object, **kwargs: object) -> None:
+            layouts.append(1)
+            refresh_layout(self, *args, **kwargs)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(Screen, "_refresh_layout", counting)
+        shown, heights = [], []
+        for key in ["down"] * 6 + ["up"] * 6:
+            await pilot.press(key)
+            await pilot.pause()
+            text = str(line.render())
+            shown.append(text)
+            # Never clipped: the line is as tall as its text at its width.
+            content = line.render()
+            assert isinstance(content, Content)
+            assert line.size.height == min(len(content.wrap(line.content_size.width)), 5)
+            heights.append(line.size.height)
+        assert len(set(shown)) > 3  # the cursor moved over rows with different details
+        changes = sum(a != b for a, b in pairwise(heights))
+        # A change of height takes two passes (the second for the sizes the first set).
+        assert len(layouts) <= 2 * changes < len(heights)
