@@ -9,6 +9,7 @@ server and the verdicts between them, and quitting puts both servers back.
 from __future__ import annotations
 
 import shutil
+import signal
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -91,8 +92,9 @@ async def test_the_matrix_takes_turns_on_both_servers_and_q_puts_both_back(
         assert await server_state(t) == before[t.label()]
 
 
-async def test_c_cancels_on_both_servers_and_puts_both_back(
-    pg15: Target, pg18: Target, store: ResultStore
+@pytest.mark.parametrize("key", ["c", "q"])
+async def test_c_or_q_mid_run_cancels_on_both_servers_and_puts_both_back(
+    pg15: Target, pg18: Target, store: ResultStore, key: str
 ) -> None:
     before = {t.label(): await server_state(t) for t in (pg15, pg18)}
     slow = small_profile(
@@ -108,10 +110,13 @@ async def test_c_cancels_on_both_servers_and_puts_both_back(
         await pilot.press("m")
         # Into the second server's first trial: both have set what the variant needs.
         await wait_for(pilot, lambda: lab.view.trial_index >= 2 and lab.view.phase is not None, 120)
-        await pilot.press("c")
-        await wait_for(pilot, lambda: not lab.busy(), 60)
-        assert lab.view.status == "cancelled"
-        assert not lab.knob_panel.locked
+        await pilot.press(key)
+        if key == "q":
+            await wait_for(pilot, lambda: not app.is_running, 60)
+        else:
+            await wait_for(pilot, lambda: not lab.busy(), 60)
+            assert lab.view.status == "cancelled"
+            assert not lab.knob_panel.locked
         runs = store.list_runs()
         assert len(runs) == 2 and {r.status for r in runs} == {"cancelled"}
     for t in (pg15, pg18):
@@ -173,7 +178,10 @@ def cluster_home(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     shutil.rmtree(base, ignore_errors=True)
 
 
-async def test_q_stops_every_cluster_the_app_started(cluster_home: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("how", ["q", "SIGTERM"])
+async def test_quitting_stops_every_cluster_the_app_started(
+    cluster_home: Path, tmp_path: Path, how: str
+) -> None:
     # Named as `pgwx --pg 15 --pg 18` names them: the app makes and starts both clusters.
     app = PgwxApp(servers=[(None, 15), (None, 18)], store=ResultStore(tmp_path / "r.sqlite"))
     async with app.run_test(size=(120, 36)) as pilot:
@@ -183,6 +191,9 @@ async def test_q_stops_every_cluster_the_app_started(cluster_home: Path, tmp_pat
         assert [s.version.split(".")[0] for s in owned if s] == ["15", "18"]
         assert all(s is not None and s.is_running() for s in owned)
         assert all(s is not None and str(s.data_dir).startswith(str(cluster_home)) for s in owned)
-        await pilot.press("q")
+        if how == "q":
+            await pilot.press("q")
+        else:  # a kill is handled as q (a dropped SSH session's SIGHUP too)
+            app.on_terminating_signal(signal.SIGTERM)
         await wait_for(pilot, lambda: not app.is_running, 60)
     assert not any(s is not None and s.is_running() for s in owned)
