@@ -87,6 +87,20 @@ def _note(detail: dict[str, Any]) -> str:
     return "; ".join(parts)
 
 
+def settled_early(verdict: Verdict | None, mine: list[float], baseline: list[float] | None) -> str:
+    """'settled at round 5/10' when an auto run's verdict was settled at a planned look
+    before the last round shown: the word and interval rest on that look's rounds, while n,
+    min, median and max are over every round (the two may then seem to disagree)."""
+    if verdict is None or verdict.look is None:
+        return ""
+    rounds = max(len(mine), len(baseline or ()))
+    return f"settled at round {verdict.look}/{rounds}" if verdict.look < rounds else ""
+
+
+def _join(*notes: str) -> str:
+    return "; ".join(n for n in notes if n)
+
+
 def summarize(record: RunRecord, judgement: Judgement | None = None) -> list[SummaryRow]:
     """Aggregate a run's trials into table rows, variants in profile order.
 
@@ -130,6 +144,9 @@ def summarize(record: RunRecord, judgement: Judgement | None = None) -> list[Sum
                 row.rows = int(statistics.median(counts)) if counts else None
                 row.note = _note(found[-1].detail) if found else ""
             row.mechanism = phase_mechanism(good, phase_name, row.rows)
+            row.note = _join(
+                settled_early(row.verdict, values, seconds.get((base, phase_name))), row.note
+            )
             rows.append(row)
         failed = [t for t in mine if t.status in ("failed", "cancelled")]
         if failed:
@@ -214,6 +231,14 @@ def footnotes(record: RunRecord, judged: Judgement) -> list[str]:
     undecided = undecided_text(judged)
     if undecided:
         out.append(undecided)
+    last = judged.looks[-1] if judged.looks else None
+    if any(
+        v.look is not None and last is not None and v.look < last for v in judged.verdicts.values()
+    ):
+        out.append(
+            "settled at round N/M: that verdict was settled at the planned look after round N "
+            "and rests on those rounds; n, min, median and max count every round."
+        )
     return out
 
 

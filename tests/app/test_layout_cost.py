@@ -83,3 +83,29 @@ async def test_moving_the_results_cursor_lays_out_only_when_the_detail_changes_h
         changes = sum(a != b for a, b in pairwise(heights))
         # A change of height takes two passes (the second for the sizes the first set).
         assert len(layouts) <= 2 * changes < len(heights)
+
+
+async def test_the_knob_panel_following_a_matrix_lays_nothing_out(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each trial of a matrix shows its variant's knobs: the selects' labels change in place."""
+    async with replay_app(tmp_path, 165).run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        lab = pilot.app.lab
+        panel = lab.knob_panel
+        variants = {v.name: v.knobs for v in lab.config.replay.profile.variants}
+        layouts: list[int] = []
+        refresh_layout = Screen._refresh_layout
+
+        def counting(self: Screen[object], *args: object, **kwargs: object) -> None:
+            layouts.append(1)
+            refresh_layout(self, *args, **kwargs)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(Screen, "_refresh_layout", counting)
+        for name in ["unlogged", "defaults", "unlogged", "defaults"]:
+            panel.show_knobs(variants[name])
+            await pilot.pause()
+            label = panel.select("table_kind").query_one("SelectCurrent #label")
+            drawn = label.render_line(0).text.strip()  # what the screen gets for that row
+            assert drawn == ("unlogged" if name == "unlogged" else "logged")
+        assert layouts == []

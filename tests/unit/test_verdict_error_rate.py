@@ -29,6 +29,7 @@ from explorer.analysis.calibration import (
 )
 from explorer.analysis.family import holm_adjusted, holm_levels, judge_family
 from explorer.analysis.judge import judge
+from explorer.analysis.report import summarize, to_markdown
 from explorer.analysis.sequential import look_alpha, looks, next_look, planned_looks, useful_looks
 from explorer.analysis.verdict import WORDS, compare
 from explorer.models import RunRecord
@@ -215,3 +216,20 @@ def test_the_markdown_table_shows_the_raw_and_the_adjusted_p_value() -> None:
         "looks": [5, 10],
         "alpha": 0.05,
     }
+
+
+def test_a_verdict_settled_early_says_so_beside_medians_over_every_round() -> None:
+    # The first five rounds settle it; the table's n and medians count all ten, so the row
+    # says which rounds the verdict rests on, and the footnotes say how to read it.
+    base = [1.0, 1.01, 0.99, 1.02, 0.98] + [1.0] * 5
+    half = [0.5, 0.51, 0.49, 0.52, 0.48] + [1.0] * 5
+    record = _record_of(base, half, repeats="auto")
+    row = next(r for r in summarize(record) if r.variant == "v1" and r.phase == "p1")
+    assert row.n == 10 and row.note.startswith("settled at round 5/10")
+    assert "settled at round 5/10" in to_markdown(record)
+    assert "rests on those rounds" in to_markdown(record)
+    # Settled at the last look: nothing to say.
+    late = _record_of(B10, C10, repeats="auto")
+    row = next(r for r in summarize(late) if r.variant == "v1" and r.phase == "p1")
+    assert "settled at round" not in row.note
+    assert "rests on those rounds" not in to_markdown(late)

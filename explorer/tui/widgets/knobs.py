@@ -9,12 +9,14 @@ from __future__ import annotations
 import re
 import textwrap
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal, VerticalScroll
 from textual.content import Content
+from textual.css.query import NoMatches
 from textual.message import Message
 from textual.reactive import reactive
 from textual.widget import Widget
@@ -165,6 +167,23 @@ class KnobSelect(Select[Any]):
     def on_mount(self) -> None:
         """Apply the disabled choices once the option list exists."""
         self.call_after_refresh(self._disable_unavailable)
+
+    def _watch_value(self, value: Any) -> None:
+        """Select's own, with the shown label changed in place: during a matrix the panel
+        shows each trial's knobs, and Textual's label update asks for a layout pass of the
+        whole screen (10-30 ms a key pressed meanwhile waits for) though the one-row label
+        keeps its size."""
+        try:
+            label = self.query_one("SelectCurrent #label", Static)
+        except NoMatches:
+            super()._watch_value(value)
+            return
+        update = label.update
+        label.update = partial(update, layout=False)  # type: ignore[method-assign]
+        try:
+            super()._watch_value(value)
+        finally:
+            del label.update
 
     def set_choices(
         self, choices: list[tuple[str, Any]], unavailable: dict[Any, str], keep: Any
