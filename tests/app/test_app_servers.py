@@ -21,7 +21,7 @@ from explorer.models import Knobs, Variant
 from explorer.server.connect import Target
 from explorer.tui.app import PgwxApp
 from explorer.tui.widgets.header import ServerHeader
-from explorer.tui.widgets.results import ResultsTable
+from explorer.tui.widgets.results import MechanismLine, ResultsTable
 from tests.support.app import log_text, wait_for
 from tests.support.runs import small_profile
 from tests.support.server import PG15_BIN, server_state
@@ -75,6 +75,15 @@ async def test_the_matrix_takes_turns_on_both_servers_and_q_puts_both_back(
         pair = next(r for r in lab.view.server_rows if r.phase == "total")
         assert pair.verdict is not None and pair.n == 2
         assert "betweentheservers:unloggedtotalon18vs15:" in log_text(lab)
+        # The log counts trials as the header does (both servers'), never each server's own.
+        total = lab.view.total_trials
+        assert f"[{total}/{total}]" in log_text(lab) and f"[1/{total // 2}]" not in log_text(lab)
+        # The pair's detail line says what its figures are (it has no mechanism of its own).
+        index = next(n for n, (v, p) in enumerate(shown) if v == "unlogged on 18 vs 15")
+        table.move_cursor(row=index)
+        await pilot.pause(0.2)
+        detail = str(lab.query_one(MechanismLine).render())
+        assert "18's trials, judged against 15's" in detail and "no trial" not in detail
         runs = store.list_runs()
         assert len(runs) == 2 and all(r.axis is not None for r in runs)
         first = store.load(runs[0].id)

@@ -9,6 +9,7 @@ between the servers in the command line's words.
 from __future__ import annotations
 
 import random
+import statistics
 
 from explorer.analysis import servers
 from explorer.analysis.calibration import synthetic_caps, synthetic_record, synthetic_trial
@@ -101,6 +102,9 @@ def test_each_variant_is_shown_on_each_server_against_its_own_baseline() -> None
     assert view.status == "finished"
     started = [e.variant for e in told if isinstance(e, TrialStarted)]
     assert started[:2] == ["logged @ 15", "logged @ 18"]  # the servers took turns
+    # The log's counter is the header's: both servers' trials, not each server's own.
+    counted = [(e.index, e.total) for e in told if isinstance(e, TrialStarted)]
+    assert counted[:3] == [(1, 24), (2, 24), (3, 24)] and counted[-1] == (24, 24)
     assert "on 15: restored wal_level" in [e.message for e in told if isinstance(e, Notice)]
     rows = {(r.variant, r.phase): r for r in view.summary}
     assert rows[("logged @ 15", "load")].baseline and rows[("logged @ 18", "load")].baseline
@@ -123,6 +127,9 @@ def test_the_verdicts_between_servers_join_the_table_in_the_command_lines_words(
     expected = next(r for r in judged.rows if (r.variant, r.phase) == ("unlogged", "load"))
     row = pair[("unlogged on 18 vs 15", "load")]
     assert row.verdict_label() == expected.verdict.label() and "faster" in row.verdict_label()
+    # Its figures are 18's trials, and it says so (there is no mechanism of its own to show).
+    assert row.median == statistics.median(expected.seconds) and row.mechanism is None
+    assert row.note == "18's trials, judged against 15's"
     assert view.summary[-len(view.server_rows) :] == view.server_rows
     assert view.between == [r.sentence() for r in judged.rows if r.phase == "total"] or [
         r.sentence() for r in judged.rows

@@ -287,6 +287,13 @@ class RunView:
             return told
         if isinstance(event, TrialStarted):
             self._turns[label] = (event.index, event.total)
+            # The log counts as the header does: every server's trials ([27/36], not [13/18]).
+            told = told.model_copy(
+                update={
+                    "index": sum(i for i, _ in self._turns.values()),
+                    "total": sum(n for _, n in self._turns.values()),
+                }
+            )
         if isinstance(event, TrialEnded) and label in self.shares:
             self.shares[label].trials.append(event.result)
         if isinstance(event, RunEnded):
@@ -494,6 +501,7 @@ def server_rows(judged: list[server_axis.ServerRow]) -> list[SummaryRow]:
             statistics.median(row.seconds),
             max(row.seconds),
             verdict=row.verdict,
+            note=f"{row.server}'s trials, judged against {row.reference}'s",
         )
         for row in judged
     ]

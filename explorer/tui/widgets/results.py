@@ -324,14 +324,16 @@ class MechanismLine(Static):
             # A failed or skipped variant: its reason, which a narrow table may not show.
             self._show(Text(f"{row.variant}: {row.note}") if compact and row.note else Text())
             return
-        first, second = detail_lines(row.mechanism)
+        # A row with no mechanism of its own (a verdict between servers) says what it is.
+        told = row.mechanism is None and bool(row.note)
+        first, second = (row.note, "") if told else detail_lines(row.mechanism)
         text = Text()
         text.append(f"{row.variant} · {row.phase}: ", style="bold")
         if compact:
             text.append(row.verdict_label(), style="bold")
             if row.min is not None and row.max is not None:
                 text.append(f" · min–max {row.min:.3f}–{row.max:.3f} s")
-            if row.note:
+            if row.note and not told:
                 text.append(f" · {row.note}")
             text.append("\n")
         text.append(first)
