@@ -65,6 +65,11 @@ class LabKey:
     drop: int = 0
     """How early a footer too narrow for every key leaves it out (highest first; the help
     and the palette still list it)."""
+    priority: bool = False
+    """Before the focused widget's own binding of the key. `space` pauses wherever the focus
+    is: a Select would take it (Enter, ↑ and ↓ still open one), so moving the focus on and
+    off the knobs changed the footer's keys, and each change relaid the footer and the
+    screen (~40 ms of a `1` or `2` press)."""
 
     @property
     def shown(self) -> str:
@@ -82,6 +87,7 @@ class LabKey:
             group=self.group,
             id=self.id,
             tooltip=self.tooltip,
+            priority=self.priority,
         )
 
     def palette_help(self) -> str:
@@ -132,6 +138,7 @@ LAB_KEYS: tuple[LabKey, ...] = (
         tooltip="Pause or resume the replay",
         id="lab.replay-pause",
         when="replay",
+        priority=True,
     ),
     LabKey(
         key="less_than_sign",
@@ -262,6 +269,7 @@ LAB_KEYS: tuple[LabKey, ...] = (
         tooltip="Freeze the live view (the run goes on); again to catch up",
         id="lab.pause",
         when="live",
+        priority=True,
     ),
     LabKey(
         key="plus",

@@ -68,6 +68,19 @@ def _key_width(display: str, description: str, compact: bool) -> int:
 PINNED_IDS = frozenset(key.id for key in LAB_KEYS if key.pinned)
 """Binding ids the footer always shows, at its right end."""
 DROP = {key.id: key.drop for key in LAB_KEYS}
+ORDER = {key.id: n for n, key in enumerate(LAB_KEYS)}
+"""Footer order: the key table's, whatever widget has the focus (Textual lists a priority
+binding, such as `space`, first or not depending on the focus; the keys must not move)."""
+
+
+def in_table_order(
+    active: Iterable[tuple[object, Binding, bool, str]],
+) -> list[tuple[object, Binding, bool, str]]:
+    """The focused widget's own keys first (the end card's `⏎ Table`), as Textual lists them,
+    then the lab's in the key table's order."""
+    return sorted(active, key=lambda b: (b[1].id in ORDER, ORDER.get(b[1].id or "", 0)))
+
+
 """Binding id → how early the footer leaves it out."""
 
 
@@ -99,8 +112,8 @@ class LabFooter(Footer):
     def _shown_keys(self) -> tuple[object, ...]:
         """What the footer draws from the screen's bindings: keys, labels, enabled."""
         return tuple(
-            (key, b.action, b.description, enabled)
-            for key, (_node, b, enabled, _tip) in self.screen.active_bindings.items()
+            (b.key, b.action, b.description, enabled)
+            for _node, b, enabled, _tip in in_table_order(self.screen.active_bindings.values())
             if b.show
         )
 
@@ -129,7 +142,7 @@ class LabFooter(Footer):
         self._composed_keys = self._shown_keys()
         self.recomposed += 1
         active = self.screen.active_bindings
-        entries, pinned = self._entries(active.values())
+        entries, pinned = self._entries(in_table_order(active.values()))
         palette = None
         if self.show_command_palette and self.app.ENABLE_COMMAND_PALETTE:
             palette = active.get(self.app.COMMAND_PALETTE_BINDING)
