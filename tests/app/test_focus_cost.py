@@ -15,6 +15,8 @@ import pytest
 from textual.css.stylesheet import Stylesheet
 from textual.dom import DOMNode
 
+from explorer.tui.widgets.duration import DurationPane
+from explorer.tui.widgets.headline import Headline
 from tests.support.app import replay_app, settle
 
 MOST_NODES_PER_KEY = 30
@@ -62,3 +64,34 @@ async def test_the_pane_holding_the_focus_has_the_bright_border(tmp_path: Path) 
         holder = lab._pane_of(lab.focused)
         assert holder is not None and holder.has_class("-focused")
         assert sum(p.has_class("-focused") for p in lab.query(".pane")) == 1
+
+
+async def test_the_end_card_brings_the_headline_without_restyling_the_screen(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`-card` on the screen shows the presenter's big verdict; the class is the headline's
+    business alone, and restyling the whole screen for it held a key back ~150 ms."""
+    restyled: list[DOMNode] = []
+    update_nodes = Stylesheet.update_nodes
+
+    def counting(self: Stylesheet, nodes: Iterable[DOMNode], animate: bool = False) -> None:
+        nodes = list(nodes)
+        restyled.extend(nodes)
+        update_nodes(self, nodes, animate)
+
+    quick_demo = Path(__file__).parents[1] / "fixtures" / "quick-demo.json"
+    async with replay_app(tmp_path, fixture=quick_demo).run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        lab = pilot.app.lab
+        headline = lab.query_one(Headline)
+        card = lab.query_one(DurationPane).card
+        assert lab.has_class("-present", "-card") and headline.region.height > 0
+        monkeypatch.setattr(Stylesheet, "update_nodes", counting)
+        for shown in (False, True, False, True):
+            restyled.clear()
+            card.display = shown
+            lab.sync_headline()
+            await pilot.pause()
+            assert lab.has_class("-card") == shown
+            assert (headline.region.height > 0) == shown
+            assert len(restyled) <= MOST_NODES_PER_KEY, len(restyled)

@@ -488,7 +488,10 @@ class LabScreen(Screen[None]):
         if record is headline.record:
             return  # the tick's check: nothing changed (and a card with no verdict to tell)
         told = headline.show_record(record)
-        self.set_class(told, "-card")
+        # Only the headline's display depends on `-card`: restyle it alone, not the ~300
+        # nodes under the screen (a key pressed as a matrix ended waited ~150 ms for that).
+        self.set_class(told, "-card", update=False)
+        restyle(headline)
 
     @on(SummaryCard.OpenTable)
     def _open_table(self) -> None:
