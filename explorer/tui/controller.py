@@ -28,8 +28,8 @@ from textual.widget import Widget
 from textual.worker import Worker, WorkerCancelled, WorkerFailed, WorkerState
 
 from explorer.analysis import servers
-from explorer.errors import PgwxError, UsageError
-from explorer.lab.run.axis import resolve_servers, run_on_servers
+from explorer.errors import PgwxError
+from explorer.lab.run.axis import named_once, resolve_servers, run_on_servers
 from explorer.lab.run.request import RunRequest
 from explorer.lab.run.session import Session
 from explorer.lab.run.settings import JournalUnreadable
@@ -285,13 +285,7 @@ class RunController(Widget):
                 dsn, pg = choice.named
                 what = f"--pg {pg}" if pg is not None else mask_secrets(dsn) if dsn else label
                 raise PgwxError(f"{what} cannot be used: {exc}") from None
-        ids = [c.system_identifier for c in caps]
-        for i, sysid in enumerate(ids):
-            if sysid in ids[:i]:
-                raise UsageError(
-                    f"{self.sessions[i].target.label()} is the same server as "
-                    f"{self.sessions[ids.index(sysid)].target.label()}; name each server once."
-                )
+        named_once(self.sessions, caps)
         self.labels = servers.labels([c.major for c in caps])
         self.failed = None
         for n in range(len(self.sessions)):

@@ -8,16 +8,14 @@ alone; these tests count what a press restyles and check the focused pane still 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
-from textual.css.stylesheet import Stylesheet
-from textual.dom import DOMNode
 
 from explorer.tui.widgets.duration import DurationPane
 from explorer.tui.widgets.headline import Headline
 from tests.support.app import replay_app, settle
+from tests.support.costs import restyled as count_restyled
 
 MOST_NODES_PER_KEY = 30
 """A press moves the focus and marks two panes: a handful of nodes, never a pane's subtree."""
@@ -27,17 +25,9 @@ MOST_NODES_PER_KEY = 30
 async def test_a_pane_key_restyles_a_handful_of_nodes(
     tmp_path: Path, size: tuple[int, int], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    restyled: list[DOMNode] = []
-    update_nodes = Stylesheet.update_nodes
-
-    def counting(self: Stylesheet, nodes: Iterable[DOMNode], animate: bool = False) -> None:
-        nodes = list(nodes)
-        restyled.extend(nodes)
-        update_nodes(self, nodes, animate)
-
     async with replay_app(tmp_path, 165).run_test(size=size) as pilot:
         await settle(pilot)
-        monkeypatch.setattr(Stylesheet, "update_nodes", counting)
+        restyled = count_restyled(monkeypatch)
         for key in "1234121":
             restyled.clear()
             await pilot.press(key)
@@ -71,14 +61,6 @@ async def test_the_end_card_brings_the_headline_without_restyling_the_screen(
 ) -> None:
     """`-card` on the screen shows the presenter's big verdict; the class is the headline's
     business alone, and restyling the whole screen for it held a key back ~150 ms."""
-    restyled: list[DOMNode] = []
-    update_nodes = Stylesheet.update_nodes
-
-    def counting(self: Stylesheet, nodes: Iterable[DOMNode], animate: bool = False) -> None:
-        nodes = list(nodes)
-        restyled.extend(nodes)
-        update_nodes(self, nodes, animate)
-
     quick_demo = Path(__file__).parents[1] / "fixtures" / "quick-demo.json"
     async with replay_app(tmp_path, fixture=quick_demo).run_test(size=(100, 30)) as pilot:
         await settle(pilot)
@@ -86,7 +68,7 @@ async def test_the_end_card_brings_the_headline_without_restyling_the_screen(
         headline = lab.query_one(Headline)
         card = lab.query_one(DurationPane).card
         assert lab.has_class("-present", "-card") and headline.region.height > 0
-        monkeypatch.setattr(Stylesheet, "update_nodes", counting)
+        restyled = count_restyled(monkeypatch)
         for shown in (False, True, False, True):
             restyled.clear()
             card.display = shown

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 from textual.content import Content
-from textual.screen import Screen
 
 from explorer.tui.widgets.log import LabLog
 from explorer.tui.widgets.results import MechanismLine
 from tests.support.app import replay_app, settle
+from tests.support.costs import layouts as count_layouts
 
 
 @pytest.mark.parametrize("size", [(120, 36), (80, 24)])
@@ -28,14 +28,7 @@ async def test_lines_logged_scroll_the_log_without_a_layout_pass(
         await settle(pilot)
         lab = pilot.app.lab
         log = lab.query_one(LabLog)
-        layouts: list[int] = []
-        refresh_layout = Screen._refresh_layout
-
-        def counting(self: Screen[object], *args: object, **kwargs: object) -> None:
-            layouts.append(1)
-            refresh_layout(self, *args, **kwargs)  # type: ignore[arg-type]
-
-        monkeypatch.setattr(Screen, "_refresh_layout", counting)
+        layouts = count_layouts(monkeypatch)
         lines_before = len(log.lines)
         for n in range(12):
             lab.note(f"line number {n} of a dozen")
@@ -60,14 +53,7 @@ async def test_moving_the_results_cursor_lays_out_only_when_the_detail_changes_h
         line = pilot.app.lab.query_one(MechanismLine)
         await pilot.press("4")
         await pilot.pause()
-        layouts: list[int] = []
-        refresh_layout = Screen._refresh_layout
-
-        def counting(self: Screen[object], *args: object, **kwargs: object) -> None:
-            layouts.append(1)
-            refresh_layout(self, *args, **kwargs)  # type: ignore[arg-type]
-
-        monkeypatch.setattr(Screen, "_refresh_layout", counting)
+        layouts = count_layouts(monkeypatch)
         shown, heights = [], []
         for key in ["down"] * 6 + ["up"] * 6:
             await pilot.press(key)
@@ -94,14 +80,7 @@ async def test_the_knob_panel_following_a_matrix_lays_nothing_out(
         lab = pilot.app.lab
         panel = lab.knob_panel
         variants = {v.name: v.knobs for v in lab.config.replay.profile.variants}
-        layouts: list[int] = []
-        refresh_layout = Screen._refresh_layout
-
-        def counting(self: Screen[object], *args: object, **kwargs: object) -> None:
-            layouts.append(1)
-            refresh_layout(self, *args, **kwargs)  # type: ignore[arg-type]
-
-        monkeypatch.setattr(Screen, "_refresh_layout", counting)
+        layouts = count_layouts(monkeypatch)
         for name in ["unlogged", "defaults", "unlogged", "defaults"]:
             panel.show_knobs(variants[name])
             await pilot.pause()

@@ -56,6 +56,18 @@ def resolve_servers(
     return sessions
 
 
+def named_once(sessions: list[Session], caps: list[Capabilities]) -> None:
+    """One sentence when two of the servers named are one server (the same system
+    identifier, reached by two names): a run would take turns with itself."""
+    ids = [c.system_identifier for c in caps]
+    for i, sysid in enumerate(ids):
+        if sysid in ids[:i]:
+            raise UsageError(
+                f"{sessions[i].target.label()} is the same server as "
+                f"{sessions[ids.index(sysid)].target.label()}; name each server once."
+            )
+
+
 async def run_on_servers(
     sessions: list[Session],
     named: list[Named],
@@ -81,13 +93,7 @@ async def run_on_servers(
             caps.append(await session.open(lambda m: say(f"  ! {m}")))
         except PgwxError as exc:
             raise PgwxError(server_failed(dsn, pg, exc)) from None
-    ids = [c.system_identifier for c in caps]
-    for i, sysid in enumerate(ids):
-        if sysid in ids[:i]:
-            raise UsageError(
-                f"{sessions[i].target.label()} is the same server as "
-                f"{sessions[ids.index(sysid)].target.label()}; name each server once."
-            )
+    named_once(sessions, caps)
     labels = servers.labels([c.major for c in caps])
     turnstile = Turnstile(len(sessions))
     for session, c in zip(sessions, caps, strict=True):
