@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import math
 import os
 import platform
 import signal
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -110,6 +111,21 @@ SEVERAL_SERVERS = (
     "Several servers (--pg or --dsn given more than once) are for `pgwx run` and the app; "
     "give one here."
 )
+
+
+@contextlib.contextmanager
+def put_back_first(noted: Callable[[], None]) -> Iterator[None]:
+    """Ctrl-C during the `with` calls `noted` instead of raising KeyboardInterrupt; Python's
+    handler is back after it (from the main thread only; elsewhere nothing changes)."""
+    try:
+        previous = signal.signal(signal.SIGINT, lambda _signo, _frame: noted())
+    except ValueError:  # not the main thread
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def several_servers(args: argparse.Namespace) -> list[tuple[str | None, int | None]]:
@@ -535,10 +551,14 @@ def cmd_run(args: argparse.Namespace) -> int:
     except (KeyboardInterrupt, asyncio.CancelledError):
         cancelled = True  # said last, once the server is released
     finally:
-        for session in sessions:
-            session.release(say._print)
-        store.close()
-        signals.uninstall()
+        # Once asyncio.run has ended, Ctrl-C is Python's own again and would raise in the
+        # middle of putting back and releasing the servers (a second Ctrl-C 50 ms after the
+        # first did, when the undo was quick): until they are released it is only counted.
+        with put_back_first(lambda: say._print("  ! still putting the server back; one moment")):
+            for session in sessions:
+                session.release(say._print)
+            store.close()
+            signals.uninstall()
     settings = _settings_clause(runners, sessions)
     ids = ", ".join(r.run_id for r in runners)
     first = runners[0].run_id if runners else ""
