@@ -47,6 +47,8 @@ async def test_the_matrix_takes_turns_on_both_servers_and_q_puts_both_back(
         lab = app.lab
         await wait_for(pilot, lambda: len(lab.knob_panel.server_boxes) == 2, 30)
         boxes = lab.knob_panel.server_boxes
+        # Laid out by the next refresh (on a loaded machine not at once): then one row each.
+        await wait_for(pilot, lambda: all(b.region.height > 0 for b in boxes), 30)
         assert [str(b.label) for b in boxes] == ["15", "18"]
         assert all(b.value for b in boxes) and all(b.region.height == 1 for b in boxes)
         header = lab.query_one(ServerHeader)
@@ -63,6 +65,9 @@ async def test_the_matrix_takes_turns_on_both_servers_and_q_puts_both_back(
         assert all(b.disabled for b in boxes)  # the servers cannot change under a run
         await wait_for(pilot, lambda: lab.view.status == "finished", 180)
         await wait_for(pilot, lambda: bool(lab.view.server_rows), 30)
+        # The table and the log take the pair rows when the screen hears of them (not at once
+        # on a loaded machine): wait for the log's sentence, written with the table.
+        await wait_for(pilot, lambda: "betweentheservers:" in log_text(lab), 30)
         await pilot.pause(0.3)
         table = lab.query_one(ResultsTable)
         shown = [
@@ -81,8 +86,9 @@ async def test_the_matrix_takes_turns_on_both_servers_and_q_puts_both_back(
         # The pair's detail line says what its figures are (it has no mechanism of its own).
         index = next(n for n, (v, p) in enumerate(shown) if v == "unlogged on 18 vs 15")
         table.move_cursor(row=index)
-        await pilot.pause(0.2)
-        detail = str(lab.query_one(MechanismLine).render())
+        line = lab.query_one(MechanismLine)
+        await wait_for(pilot, lambda: "unlogged on 18 vs 15" in str(line.render()), 30)
+        detail = str(line.render())
         assert "18's trials, judged against 15's" in detail and "no trial" not in detail
         runs = store.list_runs()
         assert len(runs) == 2 and all(r.axis is not None for r in runs)
@@ -93,7 +99,9 @@ async def test_the_matrix_takes_turns_on_both_servers_and_q_puts_both_back(
         order = sorted((t.started_at, r.axis.label) for r in group if r.axis for t in r.trials)
         assert [label for _, label in order] == ["15", "18", "15", "18"]  # turns, trial by trial
         await pilot.press("e")  # the table as `pgwx report` writes a run on several servers
-        exported = list((store.path.parent / "exports").glob("*.md"))
+        exports = store.path.parent / "exports"
+        await wait_for(pilot, lambda: any(exports.glob("*.md")), 30)
+        exported = list(exports.glob("*.md"))
         assert exported and "## Each variant on each server, against 15" in exported[0].read_text()
         await pilot.press("q")
         await wait_for(pilot, lambda: not app.is_running, 60)
