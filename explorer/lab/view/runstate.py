@@ -287,13 +287,9 @@ class RunView:
             return told
         if isinstance(event, TrialStarted):
             self._turns[label] = (event.index, event.total)
+            self._count_turns()
             # The log counts as the header does: every server's trials ([27/36], not [13/18]).
-            told = told.model_copy(
-                update={
-                    "index": sum(i for i, _ in self._turns.values()),
-                    "total": sum(n for _, n in self._turns.values()),
-                }
-            )
+            told = told.model_copy(update={"index": self.trial_index, "total": self.total_trials})
         if isinstance(event, TrialEnded) and label in self.shares:
             self.shares[label].trials.append(event.result)
         if isinstance(event, RunEnded):
@@ -309,8 +305,6 @@ class RunView:
                 return Notice(at=event.at, level=loud, message=f"on {label}: {narrate(event)}")
             told = event.model_copy(update={"status": together(self.shares)})
         self.apply(told)
-        if isinstance(event, TrialStarted):
-            self._count_turns()
         return told
 
     def _count_turns(self) -> None:
