@@ -9,11 +9,13 @@ from __future__ import annotations
 import gc
 import math
 import random
+from dataclasses import replace
 from pathlib import Path
 
 from textual.app import App, ComposeResult
 from textual.geometry import Region
 from textual.widget import Widget
+from textual.widgets import DataTable
 
 from explorer.lab.store.replay import ReplaySource, recordings_dir
 from explorer.lab.store.results import ResultStore
@@ -23,6 +25,7 @@ from explorer.tui.widgets.activity import ActivityPane
 from explorer.tui.widgets.chart import thin
 from explorer.tui.widgets.duration import DurationPane
 from explorer.tui.widgets.header import ServerHeader
+from explorer.tui.widgets.results import ResultsTable
 from tests.support.app import FIXTURE, wait_for
 
 Points = list[tuple[float, float]]
@@ -168,3 +171,89 @@ async def test_what_start_up_built_is_kept_out_of_full_collections(tmp_path: Pat
         await wait_for(pilot, lambda: gc.get_freeze_count() > 0, 5)
         assert gc.get_freeze_count() > 1000  # the DOM and the events, not a handful
     assert gc.get_freeze_count() == 0  # given back when the app ends: nothing kept for good
+
+
+async def test_the_waits_chart_is_one_plot_per_part_not_per_bar(tmp_path: Path) -> None:
+    """plotext's stacked bars drew each bar of each part as a plot of its own: 140 at 80x24,
+    20–30 ms of a `w` press. One scatter per part draws the same cells."""
+    app = PgwxApp(replay=ReplaySource.from_file(FIXTURE), store=ResultStore(tmp_path / "r.db"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        lab = app.lab
+        await wait_for(pilot, lambda: lab.view.status == "finished", 10)
+        await pilot.press("3", "w")
+        pane = lab.query_one(ActivityPane)
+        chart = pane.chart
+        await wait_for(pilot, lambda: chart.drawn_spec is not None and pane.mode == "waits", 5)
+        chart.render()
+        spec = chart.drawn_spec
+        assert spec is not None and hasattr(spec, "parts") and len(spec.points) >= 10
+        assert 0 < chart.plt.monitor.signals <= len(spec.parts)  # type: ignore[attr-defined]
+        drawn = chart.render().plain  # type: ignore[union-attr]
+        assert "█" in drawn and "by wait event" in drawn
+
+
+def table_text(table: ResultsTable) -> list[str]:
+    return [strip.text for strip in table.render_lines(table.region.reset_offset)]
+
+
+def rendering(table: ResultsTable, monkeypatch) -> list[int]:  # type: ignore[no-untyped-def]
+    """Counts the cells DataTable renders through Rich from now on (one call a cell)."""
+    calls: list[int] = []
+    console = table.app.console
+    render_lines = console.render_lines
+    render_cell = DataTable._render_cell
+    inside: list[int] = []
+
+    def cell(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        inside.append(1)
+        try:
+            return render_cell(self, *args, **kwargs)
+        finally:
+            inside.pop()
+
+    def counted(*args, **kwargs):  # type: ignore[no-untyped-def]
+        if inside:
+            calls.append(1)
+        return render_lines(*args, **kwargs)
+
+    monkeypatch.setattr(DataTable, "_render_cell", cell)
+    monkeypatch.setattr(console, "render_lines", counted)
+    return calls
+
+
+async def test_a_changed_cell_renders_that_cell_not_the_table(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """DataTable renders every visible cell again after any `update_cell` and on a focus
+    change (20–25 ms a screenful); the results table renders only cells whose look changed,
+    and still shows each change and the focused cursor."""
+    app = PgwxApp(replay=ReplaySource.from_file(FIXTURE), store=ResultStore(tmp_path / "r.db"))
+    async with app.run_test(size=(120, 36)) as pilot:
+        lab = app.lab
+        await wait_for(pilot, lambda: lab.view.status == "finished", 10)
+        table = lab.query_one(ResultsTable)
+        await wait_for(pilot, lambda: table.row_count > 6, 5)
+        await pilot.pause(0.2)
+        before = table_text(table)
+        calls = rendering(table, monkeypatch)
+        rows = list(table.summary_rows)
+        rows[2] = replace(rows[2], median=99.0)
+        table.show(rows)
+        await pilot.pause(0.2)  # the screen repaints the table
+        after = table_text(table)
+        assert any("99.000" in line for line in after)
+        # (the table may have lost a line to the detail line under it)
+        assert [n for n, (a, b) in enumerate(zip(before, after, strict=False)) if a != b] == [3]
+        assert 1 <= len(calls) <= 2  # the cell (DataTable: every cell on screen, ~90)
+        # Focus restyles the cursor row: shown, not a cell kept from before the focus.
+        style_before = table.render_lines(table.region.reset_offset)[1]
+        table.focus()
+        await pilot.pause(0.2)
+        style_after = table.render_lines(table.region.reset_offset)[1]
+        assert style_after.text == style_before.text
+        assert list(style_after) != list(style_before)  # the cursor's colours changed
+        app.lab.query_one(ActivityPane).focus()
+        await pilot.pause(0.2)
+        calls.clear()
+        table.focus()
+        await pilot.pause(0.2)
+        table_text(table)
+        assert calls == []  # back to a look already rendered: nothing rendered again

@@ -6,6 +6,8 @@ the writers' pg_stat_io and the workload's waits.
 
 from __future__ import annotations
 
+from rich.segment import Segment
+from rich.style import Style
 from rich.text import Text
 from textual.widgets import DataTable, Static
 
@@ -27,6 +29,8 @@ COLUMNS = (
     ("note", "note"),
 )
 """Column key → header."""
+CELL_CACHE = 4000
+"""Rendered cells kept by `ResultsTable` (a screenful is ~150; forgotten all at once)."""
 NOTE_WIDTH = 24
 """Notes (plans, sizes, failure reasons) are cut here; the export has them whole."""
 
@@ -193,6 +197,8 @@ class ResultsTable(DataTable[Text | str]):
         """(row key, what each cell shows) of the rows on screen."""
         self.keys: tuple[str, ...] = ALL_KEYS
         """The columns shown (see `layout`)."""
+        self._cells: dict[tuple[object, ...], list[list[Segment]]] = {}
+        """Rendered cells by what decides their look (see `_render_cell`)."""
 
     @property
     def compact(self) -> bool:
@@ -284,6 +290,71 @@ class ResultsTable(DataTable[Text | str]):
             row_key = self._row_locations.get_key(self.cursor_row)
             if row_key is not None:
                 self.post_message(DataTable.RowHighlighted(self, self.cursor_row, row_key))
+
+    def _render_cell(
+        self,
+        row_index: int,
+        column_index: int,
+        base_style: Style,
+        width: int,
+        cursor: bool = False,
+        hover: bool = False,
+    ) -> list[list[Segment]]:
+        """A cell rendered once per look, kept across DataTable's own cache resets.
+
+        DataTable keys its cell cache on a counter every `update_cell` bumps and on the
+        focus state, so a trial that changed three cells, or `4` focusing the table (a tab
+        shown at 80x24), rendered every visible cell again through Rich: 20–25 ms for a
+        screenful, twice that beside a busy process. Here the key is what the cell looks
+        like — its text and styles, the row's base style, the cursor and component styles,
+        width and height — so only cells that changed are rendered.
+        """
+        if column_index < 0:  # row labels: none here, DataTable's way
+            return super()._render_cell(row_index, column_index, base_style, width, cursor, hover)
+        header = row_index < 0
+        column_key = self._column_locations.get_key(column_index)
+        column = self.columns.get(column_key) if column_key is not None else None
+        value: Text | str | None
+        if header:
+            value, height = (column.label if column else None), self.header_height
+        else:
+            row_key = self._row_locations.get_key(row_index)
+            row = self.rows.get(row_key) if row_key is not None else None
+            value = self._data.get(row_key, {}).get(column_key) if row and column else None  # type: ignore[arg-type]
+            height = row.height if row else 0
+        if value is None or height < 1:
+            return super()._render_cell(row_index, column_index, base_style, width, cursor, hover)
+        fixed = not header and (row_index < self.fixed_rows or column_index < self.fixed_columns)
+        styles = self._get_styles_to_render_cell(
+            header,
+            False,
+            fixed,
+            hover,
+            cursor,
+            self.show_cursor,
+            self._show_hover_cursor,
+            self.cursor_foreground_priority == "css",
+            self.cursor_background_priority == "css",
+        )
+        key = (
+            row_index,
+            column_index,
+            _look(value),
+            base_style,
+            styles,
+            cursor,
+            hover,
+            width,
+            height,
+            self.cell_padding,
+        )
+        lines = self._cells.get(key)
+        if lines is None:
+            lines = super()._render_cell(row_index, column_index, base_style, width, cursor, hover)
+            if len(self._cells) >= CELL_CACHE:
+                self._cells.clear()
+            self._cells[key] = lines
+        return lines
 
     def row_at(self, index: int) -> SummaryRow | None:
         """The summary row at a table index, None outside the table."""
