@@ -21,6 +21,9 @@ from textual.app import App, RenderResult
 from textual_plotext import PlotextPlot
 
 from explorer.tui.glyphs import ascii_mode
+from explorer.tui.widgets import plotext_speed
+
+plotext_speed.install()
 
 REDRAW_HZ = 4.0
 """Upper bound on redraws per second of one chart."""

@@ -1,0 +1,90 @@
+"""The fast plotext helpers draw exactly what plotext's own do (issue 21: they were half of
+building a line chart), on the inputs a chart gives them and on the ones they hand back."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from textual_plotext.plot import Plot
+
+from explorer.tui.widgets import plotext_speed
+from explorer.tui.widgets.chart import matrix_text
+from explorer.tui.widgets.plotext_speed import ORIGINAL, get_lines, get_matrix_data, hd_group
+
+
+def pixels(rng: random.Random, n: int, top: int) -> list[int]:
+    return [rng.randrange(-3, top) for _ in range(n)]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_get_lines_is_plotexts(seed: int) -> None:
+    rng = random.Random(seed)
+    n = rng.choice([0, 1, 2, 5, 60])
+    x, y = sorted(pixels(rng, n, 150)), pixels(rng, n, 40)
+    markers = [rng.choice(["braille", "o", "sd"]) for _ in range(n)]
+    colors = [rng.choice([(230, 159, 0), "gray", 4]) for _ in range(n)]
+    styles = ["default"] * n
+    assert get_lines(x, y, markers, colors, styles) == ORIGINAL["get_lines"](
+        x, y, markers, colors, styles
+    )
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_hd_group_is_plotexts(seed: int) -> None:
+    rng = random.Random(seed)
+    n = rng.choice([1, 2, 7, 300])
+    x, y = pixels(rng, n, 150), pixels(rng, n, 40)
+    fx, fy = rng.choice([(2, 4), (2, 2), (2, 3)])
+    assert hd_group(x, y, [fx] * n, [fy] * n) == ORIGINAL["hd_group"](x, y, [fx] * n, [fy] * n)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_get_matrix_data_is_plotexts(seed: int) -> None:
+    rng = random.Random(seed)
+    data = [rng.uniform(-5, 105) for _ in range(50)] + [0, 100, 50, 7]
+    lim = [rng.choice([0.0, -1.0, 3.3]), rng.choice([100.0, 110.0, 57.5])]
+    bins = rng.choice([10, 40, 152, 280])
+    # Exact halves and values at 8 decimals: where the rounding rule shows.
+    data += [lim[0] + (k + 0.5) / (bins - 1) * (lim[1] - lim[0]) for k in range(5)]
+    assert get_matrix_data(data, lim, bins) == ORIGINAL["get_matrix_data"](data, lim, bins)
+
+
+def test_what_the_fast_ones_do_not_take_plotext_still_draws() -> None:
+    x, y = [0, 3.5, None], [1, 2, 3]  # not integer pixels
+    other = (["o", "o", "o"],)
+    assert get_lines(x, y, *other) == ORIGINAL["get_lines"](x, y, *other)
+    floats = ([0.0, 1.0, 5.0], [0, 1, 2], [2, 2, 2], [4, 4, 4])
+    assert hd_group(*floats) == ORIGINAL["hd_group"](*floats)
+    gaps = [1.0, float("nan"), None, 3]
+    assert get_matrix_data(gaps, [0, 4], 10) == ORIGINAL["get_matrix_data"](gaps, [0, 4], 10)
+
+
+def chart(seed: int) -> str:
+    """A pg_stat_io-like chart: six braille series, rules, labels; as text with styles."""
+    rng = random.Random(seed)
+    plt = Plot()
+    for s in range(6):
+        xs = [t * 0.5 for t in range(200)]
+        ys = [abs(rng.gauss(100 * s, 40)) for _ in xs]
+        plt.plot(xs, ys, marker="braille" if s % 3 else "o", color=(40 * s, 120, 200))
+    plt.vline(50, color="gray")
+    plt.text("C", 50, 500, color="gray", alignment="left")
+    plt.title("pg_stat_io operations/s")
+    plt.plotsize(76, 10)
+    plt._set_size(76, 10)
+    plt._set_sizes()  # type: ignore[attr-defined]
+    plt._build_matrix()  # type: ignore[attr-defined]
+    text = matrix_text(plt.monitor.matrix)  # type: ignore[attr-defined]
+    return repr([(text.plain, [(sp.start, sp.end, str(sp.style)) for sp in text.spans])])
+
+
+def test_a_chart_built_with_them_is_the_chart_plotext_builds(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    fast = [chart(seed) for seed in range(3)]
+    from plotext import _utility
+
+    monkeypatch.setattr(_utility, "get_lines", ORIGINAL["get_lines"])
+    monkeypatch.setattr(_utility, "hd_group", ORIGINAL["hd_group"])
+    assert [chart(seed) for seed in range(3)] == fast
+    plotext_speed.install()
+    assert _utility.get_lines is get_lines and _utility.hd_group is hd_group
