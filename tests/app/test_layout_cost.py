@@ -88,3 +88,28 @@ async def test_the_knob_panel_following_a_matrix_lays_nothing_out(
             drawn = label.render_line(0).text.strip()  # what the screen gets for that row
             assert drawn == ("unlogged" if name == "unlogged" else "logged")
         assert layouts == []
+
+
+async def test_showing_the_knob_tab_lays_the_screen_out_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """At 80x24 `1` shows the knob tab: one layout pass for the tab. The panel is resized as
+    it shows, and its profile title was set again (the same text) on each resize, asking
+    for a second pass of the whole screen."""
+    async with replay_app(tmp_path, 165).run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        panel = pilot.app.lab.knob_panel
+        title = panel.query_one("#profile-title")
+        passes = []
+        for _ in range(4):
+            await pilot.press("2")
+            await pilot.pause(0.2)
+            layouts = count_layouts(monkeypatch)
+            await pilot.press("1")
+            await pilot.pause(0.2)
+            assert panel.display and panel.region.height > 10  # the tab is on screen
+            passes.append(len(layouts))
+            monkeypatch.undo()
+            drawn = [title.render_line(n).text.strip() for n in range(title.size.height)]
+            assert drawn and drawn[0].startswith("Durability")  # the title, still shown
+        assert passes[1:] == [1, 1, 1]  # (the first showing settles sizes: not counted)

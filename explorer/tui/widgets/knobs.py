@@ -324,6 +324,8 @@ class KnobPanel(FocusRestylesSelf, VerticalScroll):
         self._chosen: dict[str, Any] | None = None
         """The user's knob values while a run's variant is shown instead."""
         self._title_rows = TITLE_ROWS
+        self._title_shown: str | None = None
+        """The profile title's text as last shown (None: not yet)."""
         """Rows the profile's title has now (`TITLE_ROWS`, or one when room is short, or none
         beside a list of servers)."""
 
@@ -543,15 +545,20 @@ class KnobPanel(FocusRestylesSelf, VerticalScroll):
             Text(profile.title) if profile is not None and not title.display else None
         )
         if profile is None or not title.display:
-            title.update("")
-            return
-        width = self.scrollable_content_region.width
-        rows = textwrap.wrap(profile.title, width) if width > 10 else [profile.title]
-        if len(rows) > self._title_rows:
-            rows = rows[: self._title_rows]
-            last = rows[-1]
-            rows[-1] = (last if len(last) < width else last[: width - 1].rstrip()) + "…"
-        title.update(Text("\n".join(rows)))
+            shown = ""
+        else:
+            width = self.scrollable_content_region.width
+            rows = textwrap.wrap(profile.title, width) if width > 10 else [profile.title]
+            if len(rows) > self._title_rows:
+                rows = rows[: self._title_rows]
+                last = rows[-1]
+                rows[-1] = (last if len(last) < width else last[: width - 1].rstrip()) + "…"
+            shown = "\n".join(rows)
+        if shown != self._title_shown:
+            # Only a new text: the panel is resized each time a tab shows it (80x24), and
+            # updating the same title asked for a second layout pass of the whole screen.
+            self._title_shown = shown
+            title.update(Text(shown))
 
     def _refresh_choices(self, *, keep_current: bool) -> None:
         profile = self.profile
