@@ -113,3 +113,36 @@ async def test_showing_the_knob_tab_lays_the_screen_out_once(
             drawn = [title.render_line(n).text.strip() for n in range(title.size.height)]
             assert drawn and drawn[0].startswith("Durability")  # the title, still shown
         assert passes[1:] == [1, 1, 1]  # (the first showing settles sizes: not counted)
+
+
+async def test_a_tab_switch_leaves_the_log_as_it_is(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The log keeps its size when `1`-`4` switch tabs: its scroll state is not redone on the
+    layout pass (it compared the outer size Textual passes with its content size: never
+    equal, so each pass of each tab switch redid it)."""
+    from textual.scroll_view import ScrollView
+
+    async with replay_app(tmp_path, 165).run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        log = pilot.app.lab.query_one(LabLog)
+        redone: list[object] = []
+        original = ScrollView._size_updated
+
+        def spy(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+            if self is log:
+                redone.append(args)
+            return original(self, *args, **kwargs)
+
+        monkeypatch.setattr(ScrollView, "_size_updated", spy)
+        layouts = count_layouts(monkeypatch)
+        for key in "1234":
+            await pilot.press(key)
+            await pilot.pause(0.1)
+        assert len(layouts) >= 4  # a pass per tab
+        assert redone == []
+        assert log.scroll_y == log.max_scroll_y  # still at its end
+        pilot.app.lab.note("a line after the tabs")
+        await pilot.pause(0.2)
+        shot = pilot.app.export_screenshot().replace("&#160;", " ")
+        assert "a line after the tabs" in shot

@@ -121,7 +121,10 @@ class LabLog(RichLog):
     def _size_updated(
         self, size: Size, virtual_size: Size, container_size: Size, layout: bool = True
     ) -> bool:
-        if size == self.size and container_size == self.container_size:
+        # `size` is the outer size (padding included), as Textual keeps it in `_size`;
+        # compared with `self.size` (the content's) it never matched, so every layout pass
+        # of a tab switch went on to redo the log's scroll state.
+        if size == self._size and container_size == self.container_size:
             # The log sets its own virtual size as lines arrive; a layout pass of another
             # widget would only repaint the scrollbar with nothing changed.
             return False
