@@ -641,15 +641,12 @@ def matrix_text(matrix: object) -> Text:
     text = Text()
     append = text.append
     for row in range(len(markers) - 1, -1, -1):
-        cells, fg, st, bg = markers[row], fore[row], styles[row], back[row]
+        cells = markers[row]
+        colours = list(zip(fore[row], styles[row], back[row], strict=True))
         start = 0
         for col in range(1, len(cells) + 1):
-            if col == len(cells) or (fg[col], st[col], bg[col]) != (
-                fg[start],
-                st[start],
-                bg[start],
-            ):
-                append("".join(cells[start:col]), cell_style(fg[start], st[start], bg[start]))
+            if col == len(cells) or colours[col] != colours[start]:
+                append("".join(cells[start:col]), cell_style(*colours[start]))
                 start = col
         append("\n")  # as plotext's canvas ends each row, the last too
     return text

@@ -324,10 +324,10 @@ class KnobPanel(FocusRestylesSelf, VerticalScroll):
         self._chosen: dict[str, Any] | None = None
         """The user's knob values while a run's variant is shown instead."""
         self._title_rows = TITLE_ROWS
-        self._title_shown: str | None = None
-        """The profile title's text as last shown (None: not yet)."""
         """Rows the profile's title has now (`TITLE_ROWS`, or one when room is short, or none
         beside a list of servers)."""
+        self._title_shown: str | None = None
+        """The profile title's text as last shown (None: not yet)."""
 
     def compose(self) -> ComposeResult:
         """One row per knob, each with a (hidden) reason line."""

@@ -2,10 +2,9 @@
 
 A line chart in plotext is a list of points in canvas pixels (`get_matrix_data` maps data
 to them); `get_lines` fills each segment with the pixels between its ends, and `hd_group`
-packs pixels into braille cells. Both are
-written for every kind of input (strings, None, NaN, mixed marker sizes) and pay for it per
-pixel: at 80x24 they were half of building the pg_stat_io chart (~15 ms), which a chart key
-and every second of a live run paid.
+packs pixels into braille cells. All three are written for every kind of input (strings,
+None, NaN, mixed marker sizes) and pay for it per pixel: at 80x24 they were half of building
+the pg_stat_io chart (~15 ms), which a chart key and every second of a live run paid.
 
 The versions here take the common case — integer pixels, one marker size per signal — and
 hand anything else to plotext's own function, so what is drawn never changes
