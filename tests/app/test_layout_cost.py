@@ -13,11 +13,13 @@ from pathlib import Path
 
 import pytest
 from textual.content import Content
+from textual.widgets import Static
 
 from explorer.tui.widgets.log import LabLog
 from explorer.tui.widgets.results import MechanismLine
-from tests.support.app import replay_app, settle
+from tests.support.app import replay_app, rows_of, settle
 from tests.support.costs import layouts as count_layouts
+from tests.support.costs import painted
 
 
 @pytest.mark.parametrize("size", [(120, 36), (80, 24)])
@@ -74,19 +76,23 @@ async def test_moving_the_results_cursor_lays_out_only_when_the_detail_changes_h
 async def test_the_knob_panel_following_a_matrix_lays_nothing_out(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Each trial of a matrix shows its variant's knobs: the selects' labels change in place."""
+    """Each trial of a matrix shows its variant's knobs: the read-only rows change in place
+    (and so do the hidden lists' labels, for when the run ends)."""
     async with replay_app(tmp_path, 165).run_test(size=(120, 36)) as pilot:
         await settle(pilot)
         lab = pilot.app.lab
         panel = lab.knob_panel
+        assert panel.locked
         variants = {v.name: v.knobs for v in lab.config.replay.profile.variants}
         layouts = count_layouts(monkeypatch)
         for name in ["unlogged", "defaults", "unlogged", "defaults"]:
             panel.show_knobs(variants[name])
             await pilot.pause()
+            kind = "unlogged" if name == "unlogged" else "logged"
+            shown = [line for line in rows_of(pilot.app) if "Table kind" in line]
+            assert len(shown) == 1 and shown[0].split("Table kind")[1].split()[0] == kind
             label = panel.select("table_kind").query_one("SelectCurrent #label")
-            drawn = label.render_line(0).text.strip()  # what the screen gets for that row
-            assert drawn == ("unlogged" if name == "unlogged" else "logged")
+            assert str(label.render()).strip() == kind  # hidden, ready for the run's end
         assert layouts == []
 
 
@@ -99,7 +105,6 @@ async def test_showing_the_knob_tab_lays_the_screen_out_once(
     async with replay_app(tmp_path, 165).run_test(size=(80, 24)) as pilot:
         await settle(pilot)
         panel = pilot.app.lab.knob_panel
-        title = panel.query_one("#profile-title")
         passes = []
         for _ in range(4):
             await pilot.press("2")
@@ -110,9 +115,44 @@ async def test_showing_the_knob_tab_lays_the_screen_out_once(
             assert panel.display and panel.region.height > 10  # the tab is on screen
             passes.append(len(layouts))
             monkeypatch.undo()
-            drawn = [title.render_line(n).text.strip() for n in range(title.size.height)]
-            assert drawn and drawn[0].startswith("Durability")  # the title, still shown
+            inside = rows_of(pilot.app)[panel.region.y + 1 : panel.region.bottom - 1]
+            shown = [row.strip("│ ") for row in inside]
+            assert shown[1].startswith("Durability")  # the title, still under the workload
         assert passes[1:] == [1, 1, 1]  # (the first showing settles sizes: not counted)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 36)], ids=["80x24", "120x36"])
+async def test_the_knob_panel_under_a_run_is_painted_as_one_text(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, size: tuple[int, int]
+) -> None:
+    """While a run owns the panel its rows are one read-only text: showing it (`1` on a
+    narrow terminal) paints the panel and that text, not ~60 labels, lists and rows; the run's
+    end gives the lists back, focusable, with the values the user had."""
+    async with replay_app(tmp_path, 165).run_test(size=size) as pilot:
+        await settle(pilot)
+        lab = pilot.app.lab
+        panel = lab.knob_panel
+        assert panel.locked
+        await pilot.press("2")
+        await pilot.pause(0.2)
+        widgets = painted(monkeypatch)
+        await pilot.press("1")
+        await pilot.pause(0.2)
+        monkeypatch.undo()
+        inside = {w for w in widgets if panel in w.ancestors_with_self}  # each once
+        assert 2 <= len(inside) <= 4, sorted(type(w).__name__ for w in inside)
+        assert pilot.app.focused is panel  # it scrolls; nothing in it can be chosen
+        rows = [row.strip("│ ") for row in rows_of(pilot.app)]
+        for knob in ("Table kind", "synchronous_commit", "wal_level"):
+            assert any(row.startswith(knob) for row in rows), knob
+        assert not any("▼" in row for row in rows[panel.region.y : panel.region.bottom])
+        panel.set_running(None)
+        await pilot.pause(0.2)
+        choice = panel.select("table_kind")
+        assert choice.region.height == 1 and choice.focusable
+        assert not any(
+            isinstance(w, Static) and w.id == "knob-view" for w in panel.query("*") if w.display
+        )
 
 
 async def test_a_tab_switch_leaves_the_log_as_it_is(

@@ -20,12 +20,7 @@ from explorer.server.connect import Target
 from explorer.tui.app import PgwxApp
 from explorer.tui.widgets.header import ServerHeader, short_run
 from explorer.tui.widgets.knobs import KNOB_DEFS, KnobPanel
-from tests.support.app import connected, replay_app, settle, wait_for
-
-
-def rows_of(app: App[object]) -> list[str]:
-    """The screen's rows as the terminal shows them."""
-    return ["".join(s.text for s in strip) for strip in app.screen._compositor.render_strips()]
+from tests.support.app import connected, replay_app, rows_of, settle, wait_for
 
 
 # ---------------------------------------------------------------------- header
@@ -99,6 +94,19 @@ def assert_every_knob_shown(panel: KnobPanel) -> None:
         print("\n".join(rows_of(panel.app)[: panel.region.bottom]))
     inside = panel.region.shrink((1, 1, 1, 1))
     assert panel.max_scroll_y == 0, f"{panel.profile.name if panel.profile else ''} scrolls"
+    if panel.locked:
+        # A run owns the panel: its rows are one read-only text, each knob a line of it.
+        screen = rows_of(panel.app)
+        for knob in KNOB_DEFS:
+            ys = [
+                y
+                for y in range(inside.y, inside.bottom)
+                if screen[y][inside.x : inside.right].strip().startswith(f"{knob.label:<19}")
+            ]
+            value = panel.select(knob.field).shown_label
+            assert len(ys) == 1, (knob.field, screen[inside.y : inside.bottom])
+            assert value and value in screen[ys[0]][inside.x : inside.right], (knob.field, value)
+        return
     for knob in KNOB_DEFS:
         row = panel.select(knob.field).region
         assert row.height == 1 and inside.contains_region(row), (knob.field, row, inside)
@@ -193,6 +201,17 @@ async def test_at_80x24_the_panel_says_how_to_reach_the_knobs_below(pg18: Target
         assert inside.contains_region(panel.select("io_method").region)
         await pilot.pause(0.2)
         assert not panel.border_subtitle  # nothing left below
+        # Under a run the rows are one read-only text in the focused panel: ↓ scrolls it.
+        panel.scroll_home(animate=False)
+        panel.set_running(Text("now: a-variant"))
+        await pilot.pause(0.3)
+        assert pilot.app.focused is panel
+        assert str(panel.border_subtitle).endswith("below: ↓"), panel.border_subtitle
+        for _ in range(panel.max_scroll_y):
+            await pilot.press("down")
+        await pilot.pause(0.2)
+        assert not panel.border_subtitle
+        assert any(row.strip("│ ").startswith("io_method") for row in rows_of(app))
 
 
 async def tab_to(pilot: Pilot[None], panel: KnobPanel, field: str) -> None:

@@ -10,6 +10,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from textual.app import App
 from textual.pilot import Pilot
 
 from explorer.lab.store.replay import ReplaySource
@@ -19,6 +20,11 @@ from explorer.tui.screens.lab import LabScreen
 from tests.support.paths import DURABILITY
 
 FIXTURE = DURABILITY
+
+
+def rows_of(app: App[object]) -> list[str]:
+    """The screen's rows as the terminal shows them."""
+    return ["".join(s.text for s in strip) for strip in app.screen._compositor.render_strips()]
 
 
 async def wait_for(pilot: Pilot[int], check: Callable[[], bool], timeout: float = 60.0) -> None:

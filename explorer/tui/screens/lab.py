@@ -236,8 +236,8 @@ class LabScreen(Screen[None]):
         run locks it), the end card when it is up (else the bars), the chart pane, the
         results table (so that ↑ ↓ work at once)."""
         if pane == "knobs":
-            choice = self.knob_panel.select("profile")
-            return choice if choice.focusable else self.knob_panel
+            panel = self.knob_panel
+            return panel if panel.locked else panel.select("profile")
         if pane == "duration":
             card = self.query_one(SummaryCard)
             return card if card.display else self.query_one(DurationPane)

@@ -2,6 +2,11 @@
 
 A choice the server cannot do stays in the list, struck through and disabled, and the row
 says why under it (and in its tooltip), so the user learns what their server lacks.
+
+While a run or a replay owns the server the choices cannot change: the panel then shows the
+same rows as one read-only text (no list arrows) in place of its ~60 widgets, so a key that
+shows the panel mid-run lays out and paints one widget, and the run's start and end do not
+restyle every list.
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ from typing import Any
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.containers import Horizontal, VerticalScroll
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.css.query import NoMatches
 from textual.message import Message
@@ -81,6 +86,9 @@ KNOB_DEFS = (
     ),
 )
 """The knobs the panel offers, in the order shown."""
+
+LABEL_WIDTH = 19
+"""Columns of a row's label (the live rows' and the read-only view's)."""
 
 TITLE_ROWS = 2
 """Rows the profile's title may take under the workload choice (one when the knobs would
@@ -161,6 +169,8 @@ class KnobSelect(Select[Any]):
         super().__init__(shown, allow_blank=False, compact=True, id=id)
         self.values: list[Any] = [value for _, value in choices]
         """The values offered, in list order (the overlay's option indexes)."""
+        self.labels: list[str] = [label for label, _ in choices]
+        """Their labels, in the same order."""
         self.unavailable: dict[Any, str] = {}
         """Value → why the server cannot do it."""
 
@@ -197,6 +207,7 @@ class KnobSelect(Select[Any]):
         with self.prevent(Select.Changed):
             self.set_options(shown)
         self.values = [value for _, value in choices]
+        self.labels = [label for label, _ in choices]
         usable = [v for _, v in choices if v not in unavailable]
         self.value = keep if keep in usable else (usable[0] if usable else choices[0][1])
         with self.prevent(Select.Changed):
@@ -216,6 +227,14 @@ class KnobSelect(Select[Any]):
         overlay.styles.offset = (0, 0)
         if expanded:
             self.call_after_refresh(self._keep_inside)
+
+    @property
+    def shown_label(self) -> str:
+        """The label of the value shown ('server (on)', '×0.01 · rows 10k')."""
+        for label, value in zip(self.labels, self.values, strict=True):
+            if value == self.value:
+                return label
+        return ""
 
     def _keep_inside(self) -> None:
         panel = next((a for a in self.ancestors if isinstance(a, KnobPanel)), None)
@@ -250,7 +269,7 @@ class KnobPanel(FocusRestylesSelf, VerticalScroll):
         height: 1;
     }
     KnobPanel .knob-label {
-        width: 19;
+        width: 19;  /* LABEL_WIDTH */
         color: $text-muted;
     }
     KnobPanel KnobSelect {
@@ -270,6 +289,14 @@ class KnobPanel(FocusRestylesSelf, VerticalScroll):
     KnobPanel #server-row Checkbox {
         width: auto;
         margin: 0 2 0 0;
+    }
+    KnobPanel #knob-rows {
+        height: auto;
+    }
+    KnobPanel #knob-view {
+        display: none;
+        text-wrap: nowrap;
+        text-overflow: ellipsis;
     }
     KnobPanel #profile-title {
         padding: 0;
@@ -328,24 +355,34 @@ class KnobPanel(FocusRestylesSelf, VerticalScroll):
         beside a list of servers)."""
         self._title_shown: str | None = None
         """The profile title's text as last shown (None: not yet)."""
+        self._reasons_shown: dict[str, list[str]] = {}
+        """Each knob's reason rows as shown under it (none: no row)."""
+        self._view_shown: tuple[object, ...] | None = None
+        """What the read-only view was last built from (None: not built)."""
+        self._view_lines: dict[str, int] = {}
+        """Each knob's line in the read-only view."""
+        self._view_height = 0
+        """Lines the read-only view has."""
 
     def compose(self) -> ComposeResult:
         """One row per knob, each with a (hidden) reason line."""
         names = [(name, name) for name in self.profiles]
         with Horizontal(classes="knob-row", id="server-row"):
             yield Label("Servers", classes="knob-label")
-        with Horizontal(classes="knob-row"):
-            yield Label("Workload", classes="knob-label")
-            yield KnobSelect(names or [("(no profiles)", "")], id="knob-profile")
-        yield Static(id="profile-title", classes="reason")
-        with Horizontal(classes="knob-row"):
-            yield Label("Size", classes="knob-label")
-            yield KnobSelect([(f"×{s:g}", s) for s in self.scales], id="knob-scale")
-        for knob in KNOB_DEFS:
+        with Vertical(id="knob-rows"):
             with Horizontal(classes="knob-row"):
-                yield Label(knob.label, classes="knob-label")
-                yield KnobSelect(list(knob.choices), id=f"knob-{knob.field}")
-            yield Static(id=f"why-{knob.field}", classes="reason")
+                yield Label("Workload", classes="knob-label")
+                yield KnobSelect(names or [("(no profiles)", "")], id="knob-profile")
+            yield Static(id="profile-title", classes="reason")
+            with Horizontal(classes="knob-row"):
+                yield Label("Size", classes="knob-label")
+                yield KnobSelect([(f"×{s:g}", s) for s in self.scales], id="knob-scale")
+            for knob in KNOB_DEFS:
+                with Horizontal(classes="knob-row"):
+                    yield Label(knob.label, classes="knob-label")
+                    yield KnobSelect(list(knob.choices), id=f"knob-{knob.field}")
+                yield Static(id=f"why-{knob.field}", classes="reason")
+        yield Static(id="knob-view")
 
     def on_mount(self) -> None:
         """Title, default size, the first profile's knobs."""
@@ -377,15 +414,57 @@ class KnobPanel(FocusRestylesSelf, VerticalScroll):
             self.call_after_refresh(self._say_more)
             return
         seen_to = self.scroll_y + self.scrollable_content_region.height
-        hidden = []
-        for knob in KNOB_DEFS:
-            row = self.select(knob.field).parent
-            if isinstance(row, Widget) and row.virtual_region.bottom > seen_to:
-                hidden.append(knob.field)
+        hidden = [knob.field for knob in KNOB_DEFS if self._row_bottom(knob.field) > seen_to]
         more = self.max_scroll_y > 0 and self.scroll_y < self.max_scroll_y and bool(hidden)
-        subtitle = f"{hidden[-1] if len(hidden) == 1 else 'more'} below: Tab ↓" if more else ""
+        way = "↓" if self.locked else "Tab ↓"  # locked: the panel has the focus and scrolls
+        subtitle = f"{hidden[-1] if len(hidden) == 1 else 'more'} below: {way}" if more else ""
         if str(self.border_subtitle or "") != subtitle:
             self.border_subtitle = subtitle
+
+    def _row_bottom(self, field: str) -> int:
+        """Where a knob's row ends in the panel's scrolled content (the live row's, or its
+        line of the read-only view while a run owns the panel)."""
+        if self.locked:
+            view = self.query_one("#knob-view", Static)
+            return view.virtual_region.y + self._view_lines.get(field, 0) + 1
+        row = self.select(field).parent
+        return row.virtual_region.bottom if isinstance(row, Widget) else 0
+
+    # ------------------------------------------------------------------ read-only view
+    def _update_view(self) -> None:
+        """While locked: the rows as one text — label, the value shown, the profile's title
+        and the reasons, as the live rows show them (rebuilt only when one of those
+        changed)."""
+        if not self.locked:
+            return
+        width = self.scrollable_content_region.width
+        rows = [("Workload", "profile"), ("Size", "scale")]
+        rows += [(knob.label, knob.field) for knob in KNOB_DEFS]
+        values = tuple(self.select(field).shown_label for _, field in rows)
+        reasons = tuple(tuple(self._reasons_shown.get(k.field, ())) for k in KNOB_DEFS)
+        key = (width, self._title_shown, values, reasons)
+        if key == self._view_shown:
+            return
+        self._view_shown = key
+        lines: list[Content] = []
+        at: dict[str, int] = {}
+        for (label, field), value in zip(rows, values, strict=True):
+            at[field] = len(lines)
+            lines.append(Content.assemble((f"{label:<{LABEL_WIDTH}}", "dim"), value))
+            under = (
+                (self._title_shown or "").splitlines()
+                if field == "profile"
+                else self._reasons_shown.get(field, [])
+            )
+            for row in under:
+                wrapped = textwrap.wrap(row, max(width - 2, 10)) if field != "profile" else [row]
+                lines.extend(Content.styled(f"  {part}", "dim italic") for part in wrapped)
+        self._view_lines = at
+        view = self.query_one("#knob-view", Static)
+        # Each trial of a matrix shows its variant here: the same rows, other values. Only a
+        # new number of lines needs a layout pass of the whole screen.
+        view.update(Content("\n").join(lines), layout=len(lines) != self._view_height)
+        self._view_height = len(lines)
 
     # ------------------------------------------------------------------ servers
     def show_servers(self, labels: list[str], about: list[str]) -> None:
@@ -510,15 +589,25 @@ class KnobPanel(FocusRestylesSelf, VerticalScroll):
             if value in select.values and select.value != value:
                 with self.prevent(Select.Changed):
                     select.value = value
+        self._update_view()
 
     def set_running(self, text: Text | str | None) -> None:
-        """Lock the panel while a run (or replay) owns the server; say what is running, in
-        the border's title ("Knobs · now: unlogged"): a row of its own would push the last
-        knob out of sight at 120x36."""
+        """Lock the panel while a run (or replay) owns the server: the rows become one
+        read-only text. Say what is running in the border's title ("Knobs · now:
+        unlogged"): a row of its own would push the last knob out of sight at 120x36."""
         running = text is not None
-        self.locked = running
-        for select in self.query(KnobSelect):
-            select.disabled = running
+        if running != self.locked:
+            rows = self.query_one("#knob-rows", Vertical)
+            focused = self.screen.focused
+            if running and focused is not None and rows in focused.ancestors:
+                self.focus()  # the list in focus is about to be hidden: the panel scrolls
+            self.locked = running
+            self._view_shown = None
+            self._update_view()
+            # Two displays change, not a restyle of every list (40-65 ms a run's start/end).
+            rows.display = not running
+            self.query_one("#knob-view", Static).display = running
+            self.call_after_refresh(self._say_more)
         for box in self.server_boxes:
             box.disabled = running
         title = Text("Knobs")
@@ -559,6 +648,7 @@ class KnobPanel(FocusRestylesSelf, VerticalScroll):
             # updating the same title asked for a second layout pass of the whole screen.
             self._title_shown = shown
             title.update(Text(shown))
+        self._update_view()
 
     def _refresh_choices(self, *, keep_current: bool) -> None:
         profile = self.profile
@@ -580,6 +670,7 @@ class KnobPanel(FocusRestylesSelf, VerticalScroll):
             self._explain(knob, reasons)
         scale = self.select("scale")
         scale.set_choices([(scale_label(profile, s), s) for s in self.scales], {}, scale.value)
+        self._update_view()
         self._announce()
         self.call_after_refresh(self._say_more)
 
@@ -638,4 +729,5 @@ class KnobPanel(FocusRestylesSelf, VerticalScroll):
                 rows.append(f"{glyph('✗')} {prefix}{why}")
         line.update(Text("\n".join(rows)))
         line.display = bool(full)
+        self._reasons_shown[knob.field] = rows
         self.select(knob.field).tooltip = Text("\n".join(full)) if full else None
