@@ -22,7 +22,7 @@ from explorer.lab.store.results import ResultStore
 from explorer.lab.view.runstate import RunView
 from explorer.tui.app import PgwxApp
 from explorer.tui.widgets.activity import ActivityPane
-from explorer.tui.widgets.chart import thin
+from explorer.tui.widgets.chart import LineSpec, thin
 from explorer.tui.widgets.duration import DurationPane
 from explorer.tui.widgets.header import ServerHeader
 from explorer.tui.widgets.results import ResultsTable
@@ -190,6 +190,44 @@ async def test_the_waits_chart_is_one_plot_per_part_not_per_bar(tmp_path: Path) 
         assert 0 < chart.plt.monitor.signals <= len(spec.parts)  # type: ignore[attr-defined]
         drawn = chart.render().plain  # type: ignore[union-attr]
         assert "█" in drawn and "by wait event" in drawn
+
+
+class CountedPoints(list[tuple[float, float]]):
+    """A series that counts the samples read from it."""
+
+    reads = 0
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        for point in super().__iter__():
+            CountedPoints.reads += 1
+            yield point
+
+
+async def test_a_line_chart_reads_each_sample_a_few_times_whatever_its_phases(
+    tmp_path: Path,
+) -> None:
+    """A line chart found its time span for each phase rule again over every sample (a
+    matrix's io chart: 14 ms of an `i` press); it reads each sample a bounded number of
+    times, however many phases the window holds, and still rules and labels them."""
+    app = PgwxApp(replay=ReplaySource.from_file(FIXTURE), store=ResultStore(tmp_path / "r.db"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        lab = app.lab
+        await wait_for(pilot, lambda: lab.view.status == "finished", 10)
+        await pilot.press("3", "l")
+        chart = lab.query_one(ActivityPane).chart
+        await wait_for(pilot, lambda: isinstance(chart.drawn_spec, LineSpec), 5)
+        samples = 2000
+        for phases in (2, 40):
+            series = {
+                name: CountedPoints((t / 10, (t * k) % 97) for t in range(samples))
+                for k, name in enumerate(("a", "b", "c"), start=1)
+            }
+            marks = [(n * samples / 10 / phases, f"phase{n % 3}") for n in range(phases)]
+            chart.drawn_spec = LineSpec(series, "MiB/s", marks=marks)
+            CountedPoints.reads = 0
+            drawn = chart.render().plain  # type: ignore[union-attr]
+            assert CountedPoints.reads <= 2 * 3 * samples, (phases, CountedPoints.reads)
+            assert "MiB/s" in drawn and "│" in drawn  # titled, phases ruled
 
 
 def table_text(table: ResultsTable) -> list[str]:

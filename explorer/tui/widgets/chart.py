@@ -463,10 +463,11 @@ class TimeChart(PlotextPlot):
         drawn = False
         slots = series_slots(list(spec.series))
         columns = max(1, self.size.width - 6)  # less the y axis' labels
-        for name, points in spec.series.items():
-            if not points:
-                continue
-            points = thin(points, columns)
+        # Each column's extremes keep the highest point and the first and last: the top and
+        # the time span come from the thinned series (a pass over every sample cost a
+        # millisecond a build).
+        thinned = {name: thin(points, columns) for name, points in spec.series.items() if points}
+        for name, points in thinned.items():
             xs = [p[0] for p in points]
             ys = [p[1] for p in points]
             slot = slots[name]
@@ -478,12 +479,13 @@ class TimeChart(PlotextPlot):
             )
             drawn = True
         if drawn:
-            top = max((p[1] for s in spec.series.values() for p in s), default=0.0)
+            top = max(max(p[1] for p in points) for points in thinned.values())
             self._yaxis(top)
-            xs = [p[0] for s in spec.series.values() for p in s]
-            inside = [(at, name) for at, name in spec.marks if min(xs) <= at <= max(xs)]
-            self._marks(thin_marks(inside, min(xs), max(xs), columns), top, spec.marks)
-            self._bands(spec.bands, min(xs), max(xs), columns, top)
+            x0 = min(p[0] for points in thinned.values() for p in points)
+            x1 = max(p[0] for points in thinned.values() for p in points)
+            inside = [(at, name) for at, name in spec.marks if x0 <= at <= x1]
+            self._marks(thin_marks(inside, x0, x1, columns), top, spec.marks)
+            self._bands(spec.bands, x0, x1, columns, top)
         return drawn
 
     def _bands(
