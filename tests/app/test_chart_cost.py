@@ -9,9 +9,12 @@ from __future__ import annotations
 import gc
 import math
 import random
+import time
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
+from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.geometry import Region
 from textual.widget import Widget
@@ -22,7 +25,7 @@ from explorer.lab.store.results import ResultStore
 from explorer.lab.view.runstate import RunView
 from explorer.tui.app import PgwxApp
 from explorer.tui.widgets.activity import ActivityPane
-from explorer.tui.widgets.chart import LineSpec, thin
+from explorer.tui.widgets.chart import LineSpec, TimeChart, thin
 from explorer.tui.widgets.duration import DurationPane
 from explorer.tui.widgets.header import ServerHeader
 from explorer.tui.widgets.results import ResultsTable
@@ -190,6 +193,42 @@ async def test_the_waits_chart_is_one_plot_per_part_not_per_bar(tmp_path: Path) 
         assert 0 < chart.plt.monitor.signals <= len(spec.parts)  # type: ignore[attr-defined]
         drawn = chart.render().plain  # type: ignore[union-attr]
         assert "█" in drawn and "by wait event" in drawn
+
+
+async def test_a_slow_chart_redraws_less_often_and_a_key_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On a busy machine a chart's build takes longer: new data redraws it only after ten
+    times its last build (its share of the app's time stays a tenth), so a key is less
+    often stuck behind a redraw; a chart key still redraws at once."""
+    app = PgwxApp(replay=ReplaySource.from_file(FIXTURE), store=ResultStore(tmp_path / "r.db"))
+    async with app.run_test(size=(120, 36)) as pilot:
+        lab = app.lab
+        await wait_for(pilot, lambda: lab.view.status == "finished", 10)
+        pane = lab.query_one(ActivityPane)
+        chart = pane.chart
+        await pilot.pause(0.3)
+        builds: list[float] = []
+        build = TimeChart._build
+
+        def slow(self: TimeChart) -> Text:
+            time.sleep(0.2)  # a build on a machine far busier than this one
+            builds.append(time.monotonic())
+            return build(self)
+
+        monkeypatch.setattr(TimeChart, "_build", slow)
+        chart.redraw_now()
+        await wait_for(pilot, lambda: len(builds) == 1, 10)
+        draws = chart.draws
+        chart.mark_dirty()  # new data
+        await pilot.pause(0.6)  # two ticks at 4 Hz: each would have redrawn
+        assert chart.draws == draws and len(builds) == 1
+        await wait_for(pilot, lambda: chart.draws > draws, 10)  # ~2.2 s after the build
+        assert builds[-1] - builds[0] >= 2.0
+        await wait_for(pilot, lambda: len(builds) == 2, 10)
+        await pilot.press("w")  # a key waits for nothing
+        await wait_for(pilot, lambda: len(builds) == 3, 10)
+        assert pane.mode == "waits" and builds[2] - builds[1] < 2.0
 
 
 class CountedPoints(list[tuple[float, float]]):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import re
+import time
 import zlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -27,6 +28,12 @@ plotext_speed.install()
 
 REDRAW_HZ = 4.0
 """Upper bound on redraws per second of one chart."""
+
+BUILD_SHARE = 0.1
+"""The share of the app's time a chart's own redraws may take: after a build of B ms the
+next redraw for new data waits at least B / BUILD_SHARE (a key's redraw never waits). On a
+quiet machine that is REDRAW_HZ; on a busy one the chart redraws less often rather than
+have a key wait behind it."""
 
 MAX_BARS = 40
 """Stacked bars drawn at most: plotext's stacked bars cost ~0.6 ms each to build, so longer
@@ -386,6 +393,8 @@ class TimeChart(PlotextPlot):
         """How many times the chart was rebuilt (benchmarks and tests read it)."""
         self.drawn_spec: ChartSpec | None = None
         """What the last rebuild drew."""
+        self._next_draw = 0.0
+        """time.monotonic() before which new data waits (see BUILD_SHARE)."""
 
     def on_mount(self) -> None:
         """Start the redraw timer (PlotextPlot's own on_mount runs too: Textual calls each
@@ -403,7 +412,7 @@ class TimeChart(PlotextPlot):
             self._draw()
 
     def _tick(self) -> None:
-        if self._dirty and self.is_on_screen:
+        if self._dirty and self.is_on_screen and time.monotonic() >= self._next_draw:
             self._draw()
 
     def on_show(self) -> None:
@@ -422,8 +431,17 @@ class TimeChart(PlotextPlot):
 
         Plotext keeps computed ticks in the figure between builds, so the plotting calls
         are replayed on every render rather than once per data change: a render after a
-        resize then never reuses the ticks of the old size.
+        resize then never reuses the ticks of the old size. How long it took sets when new
+        data may redraw it next (BUILD_SHARE).
         """
+        started = time.monotonic()
+        try:
+            return self._render_spec()
+        finally:
+            took = time.monotonic() - started
+            self._next_draw = started + took + took / BUILD_SHARE
+
+    def _render_spec(self) -> RenderResult:
         spec = self.drawn_spec
         plt = self.plt
         plt.clear_data()
