@@ -14,7 +14,8 @@ the byte written to the pty to the arrival of the output that shows what the key
 a string only that screen update draws (the knob panel's labels for 1, the chart's title for
 i, the pane's border title where 1-4 only move the focus), found in the output stream with
 the escape sequences taken out. A press whose string also arrived in the quiet moment before
-it is left out as ambiguous (counted, never timed).
+it is left out as ambiguous (counted, never timed). So is a press during a run that ended
+before it was drawn (the end card is shown then, not what the key draws during a run).
 
 Two conditions per size: quiet, and with one CPU-bound process (a busy loop) beside it;
 and as this machine's reference in the same run, the keys 1-4 before any run.
@@ -205,6 +206,8 @@ class Tally:
     by_key: dict[str, list[float]] = field(default_factory=dict)
     timeouts: int = 0
     ambiguous: int = 0
+    ended: int = 0
+    """Presses whose string never came because the matrix ended around them."""
 
 
 def running_runs(db: Path) -> int:
@@ -234,7 +237,13 @@ def keep_a_matrix_running(term: Terminal, db: Path, timeout: float) -> bool:
 
 
 def press(
-    term: Terminal, key: str, words: tuple[str, ...], gap: float, tally: Tally, verbose: bool
+    term: Terminal,
+    key: str,
+    words: tuple[str, ...],
+    gap: float,
+    tally: Tally,
+    verbose: bool,
+    db: Path | None = None,
 ) -> None:
     """One timed press, after a quiet moment that must not already show `words`."""
     before = len(term.raw)
@@ -247,6 +256,11 @@ def press(
     start = len(term.raw)
     t0 = term.write(key)
     arrived = term.wait_for(words, start, timeout=3.0)
+    if arrived is None and db is not None and not running_runs(db):
+        tally.ended += 1  # the matrix ended around the press: its screen is the end card
+        if verbose:
+            print(f"    {key}: the matrix ended before it was drawn")
+        return
     if arrived is None:
         tally.timeouts += 1
         if verbose:
@@ -301,7 +315,8 @@ def measure_size(
                         if not keep_a_matrix_running(term, db, args.timeout):
                             raise SystemExit(f"no matrix would start at {spec}")
                         gap = random.uniform(0.2, 0.4)
-                        press(term, key, markers(layout, key), gap, tally, args.verbose)
+                        words = markers(layout, key)
+                        press(term, key, words, gap, tally, args.verbose, db)
             finally:
                 if hog is not None:
                     hog.kill()
@@ -334,6 +349,8 @@ def report(spec: str, layout: str, condition: str, tally: Tally) -> None:
         f"{k} {statistics.median(v):.0f}" for k, v in sorted(tally.by_key.items()) if v
     )
     left = f"; {tally.ambiguous} ambiguous left out" if tally.ambiguous else ""
+    if tally.ended:
+        left += f"; {tally.ended} left out as the matrix ended around them"
     print(f"  {'':<44} median by key (ms): {keys}{left}")
 
 

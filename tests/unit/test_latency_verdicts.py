@@ -5,7 +5,9 @@ slowest press is over the goal (tui_latency printed `ok vs 100 ms goal` beside a
 from __future__ import annotations
 
 import importlib.util
+import sqlite3
 import sys
+from pathlib import Path
 from types import ModuleType
 
 import pytest
@@ -68,3 +70,39 @@ def test_terminal_latency_knows_each_layouts_markers() -> None:
     assert bench.markers("grid", "2", idle=True) == ("Duration",)
     stripped = bench.ESCAPES.sub(b"", b"\x1b[1;31mWAL MiB/s \x1b[0m\x1b[12;4H(insert position)")
     assert stripped == b"WAL MiB/s (insert position)"
+
+
+class _Blank:
+    """A terminal where nothing a key draws ever arrives."""
+
+    raw = bytearray()
+
+    def pump(self, seconds: float) -> None:
+        pass
+
+    def text(self, start: int) -> str:
+        return ""
+
+    def write(self, data: str) -> float:
+        return 0.0
+
+    def wait_for(self, words: tuple[str, ...], start: int, timeout: float) -> None:
+        return None
+
+
+@pytest.mark.parametrize("running", [True, False], ids=["still running", "ended"])
+def test_a_press_the_matrix_ended_around_is_left_out_not_timed_out(
+    tmp_path: Path, running: bool
+) -> None:
+    """A matrix that ends during the quiet moment before a press shows its end card, not
+    what the key draws during a run: that press is left out; a run still going is a real
+    time-out."""
+    bench = _script("terminal_latency")
+    db = tmp_path / "results.sqlite"
+    with sqlite3.connect(db) as con:
+        con.execute("CREATE TABLE runs (status TEXT)")
+        con.execute("INSERT INTO runs VALUES (?)", ("running" if running else "finished",))
+    tally = bench.Tally()
+    bench.press(_Blank(), "2", ("s trial",), 0.0, tally, False, db)
+    assert (tally.timeouts, tally.ended) == ((1, 0) if running else (0, 1))
+    assert tally.ms == []
