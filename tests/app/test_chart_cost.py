@@ -334,3 +334,44 @@ async def test_a_changed_cell_renders_that_cell_not_the_table(tmp_path: Path, mo
         await pilot.pause(0.2)
         table_text(table)
         assert calls == []  # back to a look already rendered: nothing rendered again
+
+
+async def test_focusing_the_table_renders_the_rows_that_look_different(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`4` focuses the table: DataTable rendered every visible row again (its row cache is
+    keyed by the focus and by a counter each trial's update bumps). Only the header, the
+    cursor's row and a row that changed meanwhile look different: only they are rendered,
+    and the screen shows the change and the focused cursor."""
+    app = PgwxApp(replay=ReplaySource.from_file(FIXTURE), store=ResultStore(tmp_path / "r.db"))
+    async with app.run_test(size=(120, 36)) as pilot:
+        lab = app.lab
+        await wait_for(pilot, lambda: lab.view.status == "finished", 10)
+        table = lab.query_one(ResultsTable)
+        await wait_for(pilot, lambda: table.row_count > 6, 5)
+        table.focus()
+        await pilot.pause(0.2)
+        lab.query_one(ActivityPane).focus()
+        await pilot.pause(0.2)
+        unfocused = table_text(table)
+        rows = list(table.summary_rows)
+        rows[4] = replace(rows[4], median=77.0)
+        table.show(rows)  # a trial, while the table is not focused
+        await pilot.pause(0.2)
+        rendered: list[object] = []
+        render_row = DataTable._render_line_in_row
+
+        def counted(self, row_key, *args, **kwargs):  # type: ignore[no-untyped-def]
+            rendered.append(row_key)
+            return render_row(self, row_key, *args, **kwargs)
+
+        monkeypatch.setattr(DataTable, "_render_line_in_row", counted)
+        table.focus()
+        await pilot.pause(0.2)
+        focused = table_text(table)
+        assert any("77.000" in line for line in focused)
+        assert 1 <= len(set(rendered)) <= 3, len(set(rendered))  # header, cursor, changed
+        cursor = table.cursor_row + 1  # (under the header)
+        lines = table.render_lines(table.region.reset_offset)
+        assert focused[cursor] == unfocused[cursor]
+        assert list(lines[cursor]) != list(lines[cursor + 2])  # the cursor row stands out

@@ -6,6 +6,8 @@ the writers' pg_stat_io and the workload's waits.
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
@@ -186,6 +188,11 @@ class ResultsTable(DataTable[Text | str]):
         /* The note is the last column: cut it rather than show a scrollbar row. */
         overflow-x: hidden;
     }
+    ResultsTable:focus, ResultsTable:focus > .datatable--header {
+        /* The focused pane's border lights up and the cursor row takes the accent: without
+           DataTable's tint on focus, only those rows look different focused (_row_lines). */
+        background-tint: $foreground 0%;
+    }
     """
 
     summary_rows: list[SummaryRow] = []
@@ -199,6 +206,8 @@ class ResultsTable(DataTable[Text | str]):
         """The columns shown (see `layout`)."""
         self._cells: dict[tuple[object, ...], list[list[Segment]]] = {}
         """Rendered cells by what decides their look (see `_render_cell`)."""
+        self._rows: dict[tuple[object, ...], tuple[Any, Any]] = {}
+        """Rendered row lines by what decides their look (see `_render_line_in_row`)."""
 
     @property
     def compact(self) -> bool:
@@ -354,6 +363,62 @@ class ResultsTable(DataTable[Text | str]):
             if len(self._cells) >= CELL_CACHE:
                 self._cells.clear()
             self._cells[key] = lines
+        return lines
+
+    def _render_line_in_row(
+        self,
+        row_key: Any,
+        line_no: int,
+        base_style: Style,
+        cursor_location: Any,
+        hover_location: Any,
+    ) -> tuple[Any, Any]:
+        """A row's line rendered once per look, kept across DataTable's cache resets.
+
+        DataTable keys its row cache on a counter every `update_cell` bumps, on the cursor's
+        and the hover's coordinates and on the focus: a trial's three changed cells, a
+        cursor move or `4` focusing the table re-rendered every visible row (~1 ms each).
+        With a row cursor, a row's look depends on its own cells, whether the cursor or the
+        hover is on it, and (on that row and the header only) the focus; that is the key
+        here, with the styles, widths and theme.
+        """
+        header = row_key is self._header_row_key
+        index = -1 if header else self._row_locations.get(row_key)
+        if self.cursor_type != "row" or index is None or (not header and index >= len(self._shown)):
+            return super()._render_line_in_row(
+                row_key, line_no, base_style, cursor_location, hover_location
+            )
+        if header:
+            look: object = tuple(str(column.label) for column in self.ordered_columns)
+        else:
+            look = tuple(self._shown[index][1])
+        cursor_here = self.show_cursor and cursor_location.row == index
+        hover_here = self._show_hover_cursor and hover_location.row == index
+        key = (
+            row_key,
+            index,
+            line_no,
+            look,
+            base_style,
+            self._get_row_style(index, base_style),
+            cursor_here,
+            hover_here,
+            self.has_focus if (cursor_here or hover_here or header) else None,
+            tuple(column.get_render_width(self) for column in self.ordered_columns),
+            self.app.theme,
+            self.zebra_stripes,
+            self.fixed_columns,
+            self.fixed_rows,
+            self.cell_padding,
+        )
+        lines = self._rows.get(key)
+        if lines is None:
+            lines = super()._render_line_in_row(
+                row_key, line_no, base_style, cursor_location, hover_location
+            )
+            if len(self._rows) >= CELL_CACHE:
+                self._rows.clear()
+            self._rows[key] = lines
         return lines
 
     def row_at(self, index: int) -> SummaryRow | None:
