@@ -17,6 +17,7 @@ import pytest
 from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.geometry import Region
+from textual.pilot import Pilot
 from textual.widget import Widget
 from textual.widgets import DataTable
 
@@ -269,6 +270,14 @@ async def test_a_line_chart_reads_each_sample_a_few_times_whatever_its_phases(
             assert "MiB/s" in drawn and "│" in drawn  # titled, phases ruled
 
 
+async def replayed_table(pilot: Pilot[int], app: PgwxApp) -> ResultsTable:
+    """The results table once the replay has ended and filled it."""
+    await wait_for(pilot, lambda: app.lab.view.status == "finished", 10)
+    table = app.lab.query_one(ResultsTable)
+    await wait_for(pilot, lambda: table.row_count > 6, 5)
+    return table
+
+
 def table_text(table: ResultsTable) -> list[str]:
     return [strip.text for strip in table.render_lines(table.region.reset_offset)]
 
@@ -304,10 +313,7 @@ async def test_a_changed_cell_renders_that_cell_not_the_table(tmp_path: Path, mo
     and still shows each change and the focused cursor."""
     app = PgwxApp(replay=ReplaySource.from_file(FIXTURE), store=ResultStore(tmp_path / "r.db"))
     async with app.run_test(size=(120, 36)) as pilot:
-        lab = app.lab
-        await wait_for(pilot, lambda: lab.view.status == "finished", 10)
-        table = lab.query_one(ResultsTable)
-        await wait_for(pilot, lambda: table.row_count > 6, 5)
+        table = await replayed_table(pilot, app)
         await pilot.pause(0.2)
         before = table_text(table)
         calls = rendering(table, monkeypatch)
@@ -346,9 +352,7 @@ async def test_focusing_the_table_renders_the_rows_that_look_different(
     app = PgwxApp(replay=ReplaySource.from_file(FIXTURE), store=ResultStore(tmp_path / "r.db"))
     async with app.run_test(size=(120, 36)) as pilot:
         lab = app.lab
-        await wait_for(pilot, lambda: lab.view.status == "finished", 10)
-        table = lab.query_one(ResultsTable)
-        await wait_for(pilot, lambda: table.row_count > 6, 5)
+        table = await replayed_table(pilot, app)
         table.focus()
         await pilot.pause(0.2)
         lab.query_one(ActivityPane).focus()
