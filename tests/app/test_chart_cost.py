@@ -219,17 +219,19 @@ async def test_a_slow_chart_redraws_less_often_and_a_key_at_once(
 
         monkeypatch.setattr(TimeChart, "_build", slow)
         chart.redraw_now()
-        await wait_for(pilot, lambda: len(builds) == 1, 10)
+        await wait_for(pilot, lambda: len(builds) >= 1, 10)
         draws = chart.draws
         chart.mark_dirty()  # new data
         await pilot.pause(0.6)  # two ticks at 4 Hz: each would have redrawn
-        assert chart.draws == draws and len(builds) == 1
-        await wait_for(pilot, lambda: chart.draws > draws, 10)  # ~2.2 s after the build
+        assert chart.draws == draws  # (a repaint of the same data may build; no redraw)
+        built = len(builds)
+        # ~2.2 s after the first build: the redraw, and its build
+        await wait_for(pilot, lambda: chart.draws > draws and len(builds) > built, 10)
         assert builds[-1] - builds[0] >= 2.0
-        await wait_for(pilot, lambda: len(builds) == 2, 10)
+        pressed = time.monotonic()  # just after a build: new data would wait ~2.2 s now
         await pilot.press("w")  # a key waits for nothing
-        await wait_for(pilot, lambda: len(builds) == 3, 10)
-        assert pane.mode == "waits" and builds[2] - builds[1] < 2.0
+        await wait_for(pilot, lambda: builds[-1] > pressed, 10)
+        assert pane.mode == "waits" and builds[-1] - pressed < 1.5
 
 
 class CountedPoints(list[tuple[float, float]]):
