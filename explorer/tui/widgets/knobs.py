@@ -451,14 +451,14 @@ class KnobPanel(FocusRestylesSelf, VerticalScroll):
         for (label, field), value in zip(rows, values, strict=True):
             at[field] = len(lines)
             lines.append(Content.assemble((f"{label:<{LABEL_WIDTH}}", "dim"), value))
-            under = (
-                (self._title_shown or "").splitlines()
-                if field == "profile"
-                else self._reasons_shown.get(field, [])
-            )
-            for row in under:
-                wrapped = textwrap.wrap(row, max(width - 2, 10)) if field != "profile" else [row]
-                lines.extend(Content.styled(f"  {part}", "dim italic") for part in wrapped)
+            if field == "profile":
+                under = (self._title_shown or "").splitlines()  # wrapped by _fit_title
+            else:
+                reasons_here = self._reasons_shown.get(field, [])
+                under = [
+                    part for row in reasons_here for part in textwrap.wrap(row, max(width - 2, 10))
+                ]
+            lines.extend(Content.styled(f"  {part}", "dim italic") for part in under)
         self._view_lines = at
         view = self.query_one("#knob-view", Static)
         # Each trial of a matrix shows its variant here: the same rows, other values. Only a

@@ -32,7 +32,8 @@ COLUMNS = (
 )
 """Column key → header."""
 CELL_CACHE = 4000
-"""Rendered cells kept by `ResultsTable` (a screenful is ~150; forgotten all at once)."""
+"""Rendered cells, and rendered row lines, kept by `ResultsTable` (a screenful is ~150
+cells; each cache is forgotten all at once when full)."""
 NOTE_WIDTH = 24
 """Notes (plans, sizes, failure reasons) are cut here; the export has them whole."""
 
