@@ -14,6 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from plotext import _matrix as plotext_matrix
 from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.geometry import Region
@@ -270,6 +271,47 @@ async def test_a_line_chart_reads_each_sample_a_few_times_whatever_its_phases(
             drawn = chart.render().plain  # type: ignore[union-attr]
             assert CountedPoints.reads <= 2 * 3 * samples, (phases, CountedPoints.reads)
             assert "MiB/s" in drawn and "│" in drawn  # titled, phases ruled
+
+
+async def test_a_charts_phase_rules_and_variant_letters_cost_plotext_nothing(
+    tmp_path: Path, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    """plotext draws each rule and text inside its build at a cost per cell, per text and
+    per column (half of the io chart's build at 80x24: ~100 texts for the letters under a
+    long matrix); they are drawn onto its matrix after the build, so a chart with 40 phase
+    rules and 30 trials costs plotext's build what the same chart without them does, and
+    still shows them."""
+    app = PgwxApp(replay=ReplaySource.from_file(FIXTURE), store=ResultStore(tmp_path / "r.db"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        lab = app.lab
+        await wait_for(pilot, lambda: lab.view.status == "finished", 10)
+        await pilot.press("3", "i")
+        chart = lab.query_one(ActivityPane).chart
+        await wait_for(pilot, lambda: isinstance(chart.drawn_spec, LineSpec), 5)
+        inserted: list[int] = []
+        insert = plotext_matrix.matrix_class.insert_element
+
+        def counted(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+            inserted.append(1)
+            return insert(self, *args, **kwargs)
+
+        monkeypatch.setattr(plotext_matrix.matrix_class, "insert_element", counted)
+        series = {
+            name: [(t / 10, (t * k) % 97) for t in range(600)] for k, name in enumerate("abc", 1)
+        }
+        marks = [(n * 1.5, f"phase{n % 3}") for n in range(40)]
+        bands = [(n * 2.0, ("baseline", "unlogged")[n % 2]) for n in range(30)]
+        cells = {}
+        for label, spec in (
+            ("bare", LineSpec(series, "MiB/s")),
+            ("ruled", LineSpec(series, "MiB/s", marks=marks, bands=bands)),
+        ):
+            chart.drawn_spec = spec
+            inserted.clear()
+            drawn = chart.render().plain  # type: ignore[union-attr]
+            cells[label] = len(inserted)
+        assert cells["ruled"] <= cells["bare"] + 5, cells
+        assert "│" in drawn and "b" in drawn and "u" in drawn and "P" in drawn, drawn
 
 
 async def replayed_table(pilot: Pilot[int], app: PgwxApp) -> ResultsTable:

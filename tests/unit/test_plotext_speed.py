@@ -4,13 +4,20 @@ building a line chart), on the inputs a chart gives them and on the ones they ha
 from __future__ import annotations
 
 import random
+from typing import Any
 
 import pytest
 from textual_plotext.plot import Plot
 
 from explorer.tui.widgets import plotext_speed
 from explorer.tui.widgets.chart import matrix_text
-from explorer.tui.widgets.plotext_speed import ORIGINAL, get_lines, get_matrix_data, hd_group
+from explorer.tui.widgets.plotext_speed import (
+    ORIGINAL,
+    Overlay,
+    get_lines,
+    get_matrix_data,
+    hd_group,
+)
 
 
 def pixels(rng: random.Random, n: int, top: int) -> list[int]:
@@ -88,3 +95,97 @@ def test_a_chart_built_with_them_is_the_chart_plotext_builds(monkeypatch) -> Non
     assert [chart(seed) for seed in range(3)] == fast
     plotext_speed.install()
     assert _utility.get_lines is get_lines and _utility.hd_group is hd_group
+
+
+def _chart(rng: random.Random) -> dict[str, object]:
+    """A random chart as TimeChart draws them: lines or scattered cells, limits set or not,
+    rules and texts anywhere (inside the data, at its edges, outside, on one point)."""
+    width, height = rng.choice([(20, 8), (74, 17), (114, 29), (9, 5), (60, 3)])
+    n = rng.choice([1, 2, 9, 80])
+    x0 = rng.choice([0.0, 3.0, 120.5])
+    xs = sorted(x0 + rng.uniform(0, 60) for _ in range(n))
+    series = [
+        (xs, [rng.choice([0.0, rng.uniform(0, 500)]) for _ in xs], rng.choice(["braille", "o"]))
+        for _ in range(rng.choice([1, 3]))
+    ]
+    low, high = xs[0], xs[-1]
+    span = (high - low) or 1.0
+    near = [low, high, low + span / 2, low - span / 3, high + span / 4, low + 1e-9]
+    return {
+        "size": (width, height),
+        "series": series,
+        "scatter": rng.random() < 0.3,
+        "ylim": rng.choice([None, (0.0, 600.0), (-40.0, 550.0)]),
+        "xlim": rng.choice([None, None, (low - 0.5, high + 0.5)]),
+        "theme_first": rng.random() < 0.5,
+        "rules": [
+            (rng.choice(near), rng.choice(["gray", (230, 159, 0)]))
+            for _ in range(rng.choice([0, 1, 5]))
+        ],
+        "texts": [
+            (
+                rng.choice(["C", "V2", "d", "Com", "─"]),
+                rng.choice(near),
+                rng.choice([600.0, -30.0, 250.0, 700.0]),
+                rng.choice(["gray", (86, 180, 233), None]),
+                rng.choice(["left", "center", "right", "dynamic"]),
+            )
+            for _ in range(rng.choice([0, 1, 12, 40]))
+        ],
+    }
+
+
+def _draw(chart: dict[str, Any], overlay: bool) -> str:
+    """The chart built with plotext's own rules and texts, or with `Overlay`; as Rich Text
+    with its styles (markers, colours and backgrounds all compared)."""
+    plt = Plot()
+    drawn = Overlay()
+    if chart["theme_first"]:
+        plt.theme("textual-dark")
+    for xs, ys, marker in chart["series"]:
+        if chart["scatter"]:
+            plt.scatter(xs, ys, marker=marker)
+        else:
+            plt.plot(xs, ys, marker=marker)
+    if chart["ylim"]:
+        plt.ylim(*chart["ylim"])
+    if chart["xlim"]:
+        plt.xlim(*chart["xlim"])
+    for x, color in chart["rules"]:
+        drawn.vline(plt, x, color) if overlay else plt.vline(x, color=color)
+    for text, x, y, color, alignment in chart["texts"]:
+        if overlay:
+            drawn.text(plt, text, x, y, color=color, alignment=alignment)
+        else:
+            plt.text(text, x, y, color=color, alignment=alignment)
+    if not chart["theme_first"]:
+        plt.theme("textual-dark")
+    width, height = chart["size"]
+    plt.plotsize(width, height)
+    plt._set_size(width, height)
+    figure: Any = plt
+    figure._set_sizes()
+    if overlay:
+        drawn.fit(figure)
+    figure._build_matrix()
+    if overlay:
+        drawn.draw(figure)
+    text = matrix_text(figure.monitor.matrix)
+    return repr((text.plain, [(s.start, s.end, str(s.style)) for s in text.spans]))
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_the_overlay_draws_what_plotexts_rules_and_texts_draw(seed: int) -> None:
+    chart = _chart(random.Random(seed))
+    assert _draw(chart, overlay=True) == _draw(chart, overlay=False)
+
+
+def test_the_overlay_draws_something() -> None:
+    """The comparison above is not between two empty charts."""
+    chart = _chart(random.Random(3))
+    chart["rules"], chart["texts"] = (
+        [(chart["series"][0][0][0], "gray")],
+        [("Q", chart["series"][0][0][0], 250.0, "gray", "left")],
+    )  # type: ignore[index]
+    drawn = _draw(chart, overlay=True)
+    assert "Q" in drawn and "│" in drawn

@@ -395,6 +395,8 @@ class TimeChart(PlotextPlot):
         """What the last rebuild drew."""
         self._next_draw = 0.0
         """time.monotonic() before which new data waits (see BUILD_SHARE)."""
+        self._overlay = plotext_speed.Overlay()
+        """The phase rules and labels and the variant letters, drawn after plotext's build."""
 
     def on_mount(self) -> None:
         """Start the redraw timer (PlotextPlot's own on_mount runs too: Textual calls each
@@ -446,6 +448,7 @@ class TimeChart(PlotextPlot):
         plt = self.plt
         plt.clear_data()
         plt.clear_figure()
+        self._overlay.clear()
         if spec is None:
             return super().render()
         glyphs = app_uses_glyphs(self.app)
@@ -473,7 +476,9 @@ class TimeChart(PlotextPlot):
         plt.theme(self._get_plotext_theme_name(self.app.theme))
         figure: Any = plt  # plotext's figure, past what textual-plotext's stubs declare
         figure._set_sizes()
+        self._overlay.fit(figure)
         figure._build_matrix()
+        self._overlay.draw(figure)
         return matrix_text(figure.monitor.matrix)
 
     def _lines(self, spec: LineSpec, glyphs: bool) -> bool:
@@ -530,7 +535,7 @@ class TimeChart(PlotextPlot):
         for n, cell in enumerate(row):
             if cell != " ":
                 at = x0 + (n + 0.5) / columns * span
-                self.plt.text(cell, at, -below * 0.7, color="gray", alignment="center")
+                self._overlay.text(self.plt, cell, at, -below * 0.7, "gray", "center")
 
     def _marks(
         self, marks: Sequence[tuple[float, str]], top: float, every: Sequence[tuple[float, str]]
@@ -543,10 +548,8 @@ class TimeChart(PlotextPlot):
         top = top * 1.1 if top > 0 else 1.0
         labels = phase_labels([name for _, name in every])
         for x, name in marks:
-            self.plt.vline(x, color="gray")
-            self.plt.text(
-                labels.get(name, name[:1].upper()), x, top, color="gray", alignment="left"
-            )
+            self._overlay.vline(self.plt, x, "gray")
+            self._overlay.text(self.plt, labels.get(name, name[:1].upper()), x, top, "gray", "left")
 
     def _yaxis(self, top: float) -> None:
         """0 to a bit above the top, ticks labelled short (12k, 1.5M): four steps when the

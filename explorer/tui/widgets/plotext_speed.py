@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from plotext import _utility as plotext_utility
@@ -119,6 +120,139 @@ def _lit(mask: int, size: int) -> tuple[int, ...]:
     if key not in _MASKS:
         _MASKS[key] = tuple(mask >> i & 1 for i in range(size))
     return _MASKS[key]
+
+
+@dataclass
+class Overlay:
+    """Vertical rules and one-line texts, drawn onto plotext's matrix after its build exactly
+    where and as `plt.vline` and `plt.text` would have drawn them.
+
+    plotext handles each rule and text inside its build at a cost per text, per rule and per
+    canvas column (the frame's tick marks test every column against every rule): a chart's
+    phase rules and its ribbon of variant letters (~100 texts) were half of building the
+    pg_stat_io chart at 80x24. Here they cost a few cells each.
+    `tests/unit/test_plotext_speed.py` builds random charts both ways and compares them.
+    """
+
+    rules: list[tuple[float, Any]] = field(default_factory=list)
+    """(x, colour) per rule."""
+    texts: list[tuple[str, float, float, Any, Any, Any, str]] = field(default_factory=list)
+    """(text, x, y, colour, background, style, alignment) per text."""
+
+    def vline(self, figure: Any, x: float, color: Any = None) -> None:
+        """`figure.vline(x, color)`, drawn by `draw`."""
+        self.rules.append((x, figure.monitor.check_color(color)))
+
+    def text(
+        self, figure: Any, text: str, x: float, y: float, color: Any = None, alignment: Any = None
+    ) -> None:
+        """`figure.text(text, x, y, color=color, alignment=alignment)`, drawn by `draw`: its
+        colours as plotext takes them at the call (the canvas colour of that moment)."""
+        monitor = figure.monitor
+        colour = color if plotext_utility.is_color(color) else monitor.next_color()
+        self.texts.append(
+            (
+                str(text),
+                x,
+                y,
+                colour,
+                monitor.canvas_color,
+                monitor.check_style(None),
+                monitor.check_alignment(alignment),
+            )
+        )
+
+    def clear(self) -> None:
+        self.rules.clear()
+        self.texts.clear()
+
+    def fit(self, figure: Any) -> None:
+        """Before the build: where plotext would fit an axis to the data and to its rules and
+        texts, fit it here (they are not in the figure). x takes rules and texts, y texts."""
+        monitor = figure.monitor
+        if not (self.rules or self.texts):
+            return
+        for limits, sides, side, data, extra in (
+            (
+                monitor.xlim,
+                monitor.xside,
+                monitor.default.xside[0],
+                monitor.x,
+                [x for x, _ in self.rules] + [t[1] for t in self.texts],
+            ),
+            (
+                monitor.ylim,
+                monitor.yside,
+                monitor.default.yside[0],
+                monitor.y,
+                [t[2] for t in self.texts],
+            ),
+        ):
+            if None not in limits[0] or not extra:
+                continue
+            values = [v for s, points in enumerate(data) if sides[s] is side for v in points]
+            fitted = plotext_utility.get_lim(values + extra)
+            limits[0] = [fitted[i] if limits[0][i] is None else limits[0][i] for i in (0, 1)]
+
+    def draw(self, figure: Any) -> None:
+        """After the build: the rules (under the data), their marks on the frame, the texts."""
+        if not (self.rules or self.texts):
+            return
+        monitor = figure.monitor
+        matrix = monitor.matrix
+        cols, rows = matrix.Cols_canvas, matrix.Rows_canvas
+        col_start, width, row_start, height = cols.start, len(cols), rows.start, len(rows)
+        xlim, ylim = monitor.xlim[0], monitor.ylim[0]
+        marker, fore = matrix.marker, matrix.fullground
+        space = plotext_utility.space
+        if self.rules and None not in xlim:
+            at = get_matrix_data([x for x, _ in self.rules], xlim, width)
+            # One rule per column: the last drawn there (its colour) is the one that shows.
+            last = dict(zip(at, (colour for _, colour in self.rules), strict=True))
+            for tick, colour in last.items():
+                col = col_start + tick
+                if not 0 <= col < matrix.cols:
+                    continue
+                for row in range(max(row_start, 0), min(row_start + height, matrix.rows)):
+                    # plotext draws rules before the data: a cell the data took stays the data's.
+                    if row in rows and col in cols and marker[row][col] != space:
+                        continue
+                    marker[row][col] = "│"
+                    if colour is not None:
+                        fore[row][col] = colour
+            if monitor.xaxes[0] and height >= -1:
+                # The frame above and below marks each rule's column (over an x tick too).
+                for tick in last:
+                    if 0 <= tick < width:
+                        for row, mark, over in (
+                            (row_start - 1, "┴", ("─", "┬")),
+                            (row_start + height, "┬", ("─", "┴")),
+                        ):
+                            if 0 <= row < matrix.rows and marker[row][col_start + tick] in over:
+                                marker[row][col_start + tick] = mark
+        texts = self.texts
+        cols_at = get_matrix_data([t[1] for t in texts], xlim, width) if width > 0 else []
+        rows_at = get_matrix_data([t[2] for t in texts], ylim, height) if height > 0 else []
+        for n, (text, _, _, colour, background, style, alignment) in enumerate(texts):
+            col = col_start + (cols_at[n] if width > 0 else 0)
+            row = row_start + (rows_at[n] if height > 0 else 0)
+            size = len(text)
+            if alignment == "center":
+                col -= size // 2
+            elif alignment == "right":
+                col -= size - 1
+            elif alignment != "left":
+                col = plotext_utility.correct_coord(matrix.get_marker_row(row), text, col)
+            for i, char in enumerate(text):
+                if col + i in cols and row in rows and 0 <= col + i < matrix.cols:
+                    # plotext's insert_element: a colour given as None leaves the cell's own.
+                    marker[row][col + i] = char
+                    if colour is not None:
+                        fore[row][col + i] = colour
+                    if background is not None:
+                        matrix.background[row][col + i] = background
+                    if style is not None:
+                        matrix.style[row][col + i] = style
 
 
 def install() -> None:
