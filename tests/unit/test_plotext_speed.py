@@ -98,14 +98,20 @@ def test_a_chart_built_with_them_is_the_chart_plotext_builds(monkeypatch) -> Non
 
 
 def _chart(rng: random.Random) -> dict[str, object]:
-    """A random chart as TimeChart draws them: lines or scattered cells, limits set or not,
-    rules and texts anywhere (inside the data, at its edges, outside, on one point)."""
+    """A random chart as TimeChart draws them: lines or scattered cells (braille, a glyph,
+    plotext's small dot), limits set or not (data outside them too), rules and texts
+    anywhere (inside the data, at its edges, outside, on one point)."""
     width, height = rng.choice([(20, 8), (74, 17), (114, 29), (9, 5), (60, 3)])
     n = rng.choice([1, 2, 9, 80])
     x0 = rng.choice([0.0, 3.0, 120.5])
     xs = sorted(x0 + rng.uniform(0, 60) for _ in range(n))
     series = [
-        (xs, [rng.choice([0.0, rng.uniform(0, 500)]) for _ in xs], rng.choice(["braille", "o"]))
+        (
+            xs,
+            [rng.choice([0.0, rng.uniform(0, 500)]) for _ in xs],
+            rng.choice(["braille", "o", "sd"]),
+            rng.choice([None, (230, 159, 0), "gray"]),
+        )
         for _ in range(rng.choice([1, 3]))
     ]
     low, high = xs[0], xs[-1]
@@ -116,7 +122,7 @@ def _chart(rng: random.Random) -> dict[str, object]:
         "series": series,
         "scatter": rng.random() < 0.3,
         "ylim": rng.choice([None, (0.0, 600.0), (-40.0, 550.0)]),
-        "xlim": rng.choice([None, None, (low - 0.5, high + 0.5)]),
+        "xlim": rng.choice([None, None, (low - 0.5, high + 0.5), (low + span / 4, high)]),
         "theme_first": rng.random() < 0.5,
         "rules": [
             (rng.choice(near), rng.choice(["gray", (230, 159, 0)]))
@@ -142,11 +148,11 @@ def _draw(chart: dict[str, Any], overlay: bool) -> str:
     drawn = Overlay()
     if chart["theme_first"]:
         plt.theme("textual-dark")
-    for xs, ys, marker in chart["series"]:
+    for xs, ys, marker, color in chart["series"]:
         if chart["scatter"]:
-            plt.scatter(xs, ys, marker=marker)
+            plt.scatter(xs, ys, marker=marker, color=color)
         else:
-            plt.plot(xs, ys, marker=marker)
+            plt.plot(xs, ys, marker=marker, color=color)
     if chart["ylim"]:
         plt.ylim(*chart["ylim"])
     if chart["xlim"]:
@@ -169,23 +175,31 @@ def _draw(chart: dict[str, Any], overlay: bool) -> str:
         drawn.fit(figure)
     figure._build_matrix()
     if overlay:
+        assert drawn.signals, "the overlay draws the data itself"
         drawn.draw(figure)
     text = matrix_text(figure.monitor.matrix)
     return repr((text.plain, [(s.start, s.end, str(s.style)) for s in text.spans]))
 
 
 @pytest.mark.parametrize("seed", range(60))
-def test_the_overlay_draws_what_plotexts_rules_and_texts_draw(seed: int) -> None:
+def test_the_overlay_draws_what_plotexts_lines_rules_and_texts_draw(seed: int) -> None:
     chart = _chart(random.Random(seed))
     assert _draw(chart, overlay=True) == _draw(chart, overlay=False)
 
 
 def test_the_overlay_draws_something() -> None:
-    """The comparison above is not between two empty charts."""
-    chart = _chart(random.Random(3))
-    chart["rules"], chart["texts"] = (
-        [(chart["series"][0][0][0], "gray")],
-        [("Q", chart["series"][0][0][0], 250.0, "gray", "left")],
-    )  # type: ignore[index]
+    """The comparison above is not between two empty charts: a line, a rule, a text."""
+    xs = [10.0, 20.0, 30.0]
+    chart = {
+        "size": (40, 12),
+        "series": [(xs, [0.0, 400.0, 100.0], "braille", (230, 159, 0))],
+        "scatter": False,
+        "ylim": (0.0, 500.0),
+        "xlim": None,
+        "theme_first": False,
+        "rules": [(20.0, "gray")],
+        "texts": [("Q", 12.0, 450.0, "gray", "left")],
+    }
     drawn = _draw(chart, overlay=True)
-    assert "Q" in drawn and "│" in drawn
+    assert "Q" in drawn and "│" in drawn and "#e69f00" in drawn
+    assert any(chr(c) in drawn for c in range(0x2801, 0x2900))  # braille

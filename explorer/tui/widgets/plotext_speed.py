@@ -124,20 +124,25 @@ def _lit(mask: int, size: int) -> tuple[int, ...]:
 
 @dataclass
 class Overlay:
-    """Vertical rules and one-line texts, drawn onto plotext's matrix after its build exactly
-    where and as `plt.vline` and `plt.text` would have drawn them.
+    """The data, vertical rules and one-line texts of a chart, drawn onto plotext's matrix
+    after its build exactly where and as plotext would have drawn them; plotext draws the
+    frame, the ticks and the title.
 
     plotext handles each rule and text inside its build at a cost per text, per rule and per
-    canvas column (the frame's tick marks test every column against every rule): a chart's
-    phase rules and its ribbon of variant letters (~100 texts) were half of building the
-    pg_stat_io chart at 80x24. Here they cost a few cells each.
-    `tests/unit/test_plotext_speed.py` builds random charts both ways and compares them.
+    canvas column (the frame's tick marks test every column against every rule), and each
+    point of a line through a dozen per-pixel list passes: a chart's phase rules and its
+    ribbon of variant letters (~100 texts) were half of building the pg_stat_io chart at
+    80x24, and its lines most of the rest. Here a rule or text costs a few cells, a line its
+    pixels once. `tests/unit/test_plotext_speed.py` builds random charts both ways and
+    compares them cell by cell.
     """
 
     rules: list[tuple[float, Any]] = field(default_factory=list)
     """(x, colour) per rule."""
     texts: list[tuple[str, float, float, Any, Any, Any, str]] = field(default_factory=list)
     """(text, x, y, colour, background, style, alignment) per text."""
+    signals: list[tuple[list[Any], list[Any], str, Any, Any, bool]] = field(default_factory=list)
+    """(x, y, marker, colour, style, lines) per plotext signal taken out of its build."""
 
     def vline(self, figure: Any, x: float, color: Any = None) -> None:
         """`figure.vline(x, color)`, drawn by `draw`."""
@@ -165,12 +170,14 @@ class Overlay:
     def clear(self) -> None:
         self.rules.clear()
         self.texts.clear()
+        self.signals.clear()
 
     def fit(self, figure: Any) -> None:
-        """Before the build: where plotext would fit an axis to the data and to its rules and
-        texts, fit it here (they are not in the figure). x takes rules and texts, y texts."""
+        """Before the build: fit the axes as plotext would to the data, the rules and the
+        texts (these are not in the figure), then take the signals out of the build."""
         monitor = figure.monitor
-        if not (self.rules or self.texts):
+        takes = _can_take(monitor)
+        if not (self.rules or self.texts or takes):
             return
         for limits, sides, side, data, extra in (
             (
@@ -188,15 +195,75 @@ class Overlay:
                 [t[2] for t in self.texts],
             ),
         ):
-            if None not in limits[0] or not extra:
+            if None not in limits[0] or not (extra or takes):
                 continue
             values = [v for s, points in enumerate(data) if sides[s] is side for v in points]
             fitted = plotext_utility.get_lim(values + extra)
             limits[0] = [fitted[i] if limits[0][i] is None else limits[0][i] for i in (0, 1)]
+        if takes:
+            self._take(monitor)
+
+    def _take(self, monitor: Any) -> None:
+        """Each signal's points out of plotext's build, drawn by `draw` instead; in their
+        place one point far above the canvas, which plotext drops, so that the axes are still
+        'in use' and ticked as before."""
+        (x0, _), (y0, y1) = monitor.xlim[0], monitor.ylim[0]
+        above = y1 + 10 * abs(y1 - y0) + 1
+        for s in range(len(monitor.x)):
+            self.signals.append(
+                (
+                    monitor.x[s],
+                    monitor.y[s],
+                    monitor.marker[s][0],
+                    monitor.color[s][0],
+                    monitor.style[s][0],
+                    monitor.lines[s],
+                )
+            )
+            monitor.x[s], monitor.y[s] = [x0], [above]
+            for per_point in (monitor.marker, monitor.color, monitor.style):
+                per_point[s] = per_point[s][:1]
+
+    @staticmethod
+    def _signal(
+        matrix: Any,
+        signal: tuple[list[Any], list[Any], str, Any, Any, bool],
+        xlim: list[float],
+        ylim: list[float],
+        width: int,
+        height: int,
+        col_start: int,
+        row_start: int,
+    ) -> None:
+        """One signal's cells, as plotext's build draws them: points to sub-pixels (2x4 a
+        cell for braille), the pixels between them when it has lines, packed into cells,
+        those outside the canvas dropped; each cell takes the signal's marker and colours."""
+        xs, ys, mark, colour, style, lines = signal
+        hd = mark == "braille"
+        fx, fy = (2, 4) if hd else (1, 1)
+        px = get_matrix_data(xs, xlim, width * fx)
+        py = get_matrix_data(ys, ylim, height * fy)
+        if lines:
+            px, py = get_lines(px, py)
+        cells: dict[tuple[int, int], int] = {}
+        for x, y in zip(px, py, strict=True):
+            key = (x // fx, y // fy)
+            cells[key] = cells.get(key, 0) | 1 << ((fy - 1 - y % fy) * fx + x % fx)
+        markers, fore, styles = matrix.marker, matrix.fullground, matrix.style
+        for (x, y), mask in cells.items():
+            if 0 <= x < width and 0 <= y < height:
+                row, col = row_start + y, col_start + x
+                if 0 <= row < matrix.rows and 0 <= col < matrix.cols:
+                    markers[row][col] = _braille(mask) if hd else mark
+                    if colour is not None:
+                        fore[row][col] = colour
+                    if style is not None:
+                        styles[row][col] = style
 
     def draw(self, figure: Any) -> None:
-        """After the build: the rules (under the data), their marks on the frame, the texts."""
-        if not (self.rules or self.texts):
+        """After the build: the data, the rules (under the data), their marks on the frame,
+        the texts."""
+        if not (self.rules or self.texts or self.signals):
             return
         monitor = figure.monitor
         matrix = monitor.matrix
@@ -204,6 +271,9 @@ class Overlay:
         col_start, width, row_start, height = cols.start, len(cols), rows.start, len(rows)
         xlim, ylim = monitor.xlim[0], monitor.ylim[0]
         marker, fore = matrix.marker, matrix.fullground
+        if width > 0 and height > 0:
+            for signal in self.signals:
+                self._signal(matrix, signal, xlim, ylim, width, height, col_start, row_start)
         space = plotext_utility.space
         if self.rules and None not in xlim:
             at = get_matrix_data([x for x, _ in self.rules], xlim, width)
@@ -253,6 +323,53 @@ class Overlay:
                         matrix.background[row][col + i] = background
                     if style is not None:
                         matrix.style[row][col + i] = style
+
+
+def _can_take(monitor: Any) -> bool:
+    """Whether `Overlay` draws every signal as plotext would: lines or points of one marker
+    (braille or a character), colour and style each, numbers, on the default axes, linear,
+    unfilled, unlabelled, not reversed; else plotext draws them all."""
+    if not monitor.x:
+        return False
+    default = monitor.default
+    if (
+        monitor.xscale[0] != default.xscale[0]
+        or monitor.yscale[0] != default.yscale[0]
+        or any(monitor.x_date)
+        or any(monitor.y_date)
+        or monitor.xdirection[0] != 1
+        or monitor.ydirection[0] != 1
+    ):
+        return False
+    for s in range(len(monitor.x)):
+        x, y, marker = monitor.x[s], monitor.y[s], monitor.marker[s]
+        if not (
+            x
+            and len(x) == len(y)
+            and _numbers(x)
+            and _numbers(y)
+            and monitor.xside[s] is default.xside[0]
+            and monitor.yside[s] is default.yside[0]
+            and monitor.fillx[s] is False
+            and monitor.filly[s] is False
+            and monitor.label[s] is None
+            and _same(marker)
+            and _same(monitor.color[s])
+            and _same(monitor.style[s])
+            and (marker[0] == "braille" or marker[0] not in plotext_utility.hd_symbols)
+        ):
+            return False
+    return True
+
+
+_BRAILLE: dict[int, str] = {}
+"""Bit mask (see `hd_group`) → plotext's braille character for it."""
+
+
+def _braille(mask: int) -> str:
+    if mask not in _BRAILLE:
+        _BRAILLE[mask] = plotext_utility.get_hd_marker(_lit(mask, 8))
+    return _BRAILLE[mask]
 
 
 def install() -> None:
