@@ -19,6 +19,7 @@ from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.geometry import Region
 from textual.pilot import Pilot
+from textual.visual import Visual, visualize
 from textual.widget import Widget
 from textual.widgets import DataTable
 
@@ -312,6 +313,48 @@ async def test_a_charts_phase_rules_and_variant_letters_cost_plotext_nothing(
             cells[label] = len(inserted)
         assert cells["ruled"] <= cells["bare"] + 5, cells
         assert "│" in drawn and "b" in drawn and "u" in drawn and "P" in drawn, drawn
+
+
+async def test_a_chart_is_cut_into_lines_as_textual_would_and_only_after_a_build(
+    tmp_path: Path, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    """Textual turned the chart's Text into lines again on every repaint (3–9 ms at 80x24,
+    as long as building it), and a repaint without new data (a focus, a restyle) built the
+    chart again. The chart cuts its lines itself: the same segments, styles and offsets as
+    Textual's, in each mode; a repaint without new data builds nothing; new data does."""
+    app = PgwxApp(replay=ReplaySource.from_file(FIXTURE), store=ResultStore(tmp_path / "r.db"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        lab = app.lab
+        await wait_for(pilot, lambda: lab.view.status == "finished", 10)
+        await pilot.press("3")
+        pane = lab.query_one(ActivityPane)
+        chart = pane.chart
+        for key in ("i", "w", "l"):
+            await pilot.press(key)
+            await pilot.pause()
+            drawn = chart.draws
+            await wait_for(pilot, lambda: chart.drawn_spec is not None, 5)
+            ours = [chart.render_line(y) for y in range(chart.size.height)]
+            visual = visualize(chart, chart.render())
+            theirs = Visual.to_strips(chart, visual, *chart.size, chart.visual_style)
+            assert [list(line) for line in ours] == [list(line) for line in theirs], key
+            assert chart.draws == drawn
+        builds: list[int] = []
+        render_spec = TimeChart._render_spec
+
+        def counted(self):  # type: ignore[no-untyped-def]
+            builds.append(1)
+            return render_spec(self)
+
+        monkeypatch.setattr(TimeChart, "_render_spec", counted)
+        chart.refresh()
+        await pilot.pause()
+        await pilot.pause()
+        assert builds == []
+        chart.redraw_now()
+        await pilot.pause()
+        await pilot.pause()
+        assert len(builds) == 1
 
 
 async def replayed_table(pilot: Pilot[int], app: PgwxApp) -> ResultsTable:

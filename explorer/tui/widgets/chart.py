@@ -16,9 +16,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from plotext import _utility as plotext_utility
+from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 from textual.app import App, RenderResult
+from textual.strip import Strip
 from textual_plotext import PlotextPlot
 
 from explorer.tui.glyphs import ascii_mode
@@ -397,6 +399,8 @@ class TimeChart(PlotextPlot):
         """time.monotonic() before which new data waits (see BUILD_SHARE)."""
         self._overlay = plotext_speed.Overlay()
         """The phase rules and labels and the variant letters, drawn after plotext's build."""
+        self._cut: tuple[object, list[Strip]] | None = None
+        """(what the lines were drawn from, the lines): see `render_line`."""
 
     def on_mount(self) -> None:
         """Start the redraw timer (PlotextPlot's own on_mount runs too: Textual calls each
@@ -427,6 +431,39 @@ class TimeChart(PlotextPlot):
         self.drawn_spec = self._source()
         self.draws += 1
         self.refresh()
+
+    def render_line(self, y: int) -> Strip:
+        """Line `y` of the chart, cut straight from plotext's cells.
+
+        Through `render`, Textual turned the chart's Text (~100 spans) into lines again
+        whenever anything refreshed the chart — as long again as building it (3–9 ms at
+        80x24). Here the lines are made once per build, from the same runs of cells, and
+        kept until the data, the size, the theme or the chart's own style change.
+        """
+        base = self.visual_style.rich_style
+        key = (self.draws, self.size, self.app.theme, base)
+        if self._cut is None or self._cut[0] != key:
+            self._cut = (key, self._strips(base))
+        lines = self._cut[1]
+        return lines[y] if 0 <= y < len(lines) else Strip.blank(self.size.width, base)
+
+    def _strips(self, base: Style) -> list[Strip]:
+        width, height = self.size
+        text = self.render()
+        if not isinstance(text, Text):
+            return [Strip.blank(width, base)] * height
+        out = []
+        for y, line in enumerate(text.split("\n", allow_blank=True)[:height]):
+            segments = []
+            x = 0
+            for part, style in _runs(line):
+                # Each run carries its offset as Textual's own text lines do (selection
+                # reads it; a screenshot keeps runs apart by it).
+                where = Style.from_meta({"offset": (x, y)})
+                segments.append(Segment(part, base + style + where))
+                x += len(part)
+            out.append(Strip(segments).adjust_cell_length(width, base))
+        return out
 
     def render(self) -> RenderResult:
         """Plot the last fetched spec from a clean figure, at the size we have now.
@@ -635,6 +672,23 @@ def bar_cells(
                 px.extend([i + offset] * len(ys))
                 py.extend(ys)
         out.append((px, py))
+    return out
+
+
+def _runs(line: Text) -> list[tuple[str, Style | None]]:
+    """A line of the chart's Text as (text, style) runs (matrix_text makes one span per run
+    of cells of one colour, so the spans tile the line)."""
+    plain = line.plain
+    out: list[tuple[str, Style | None]] = []
+    at = 0
+    for span in sorted(line.spans, key=lambda s: s.start):
+        if span.start > at:
+            out.append((plain[at : span.start], None))
+        style = span.style if isinstance(span.style, Style) else Style.parse(span.style)
+        out.append((plain[span.start : span.end], style))
+        at = span.end
+    if at < len(plain):
+        out.append((plain[at:], None))
     return out
 
 
