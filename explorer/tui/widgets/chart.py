@@ -449,14 +449,11 @@ class TimeChart(PlotextPlot):
 
     def _strips(self, base: Style) -> list[Strip]:
         width, height = self.size
-        text = self.render()
-        if not isinstance(text, Text):
-            return [Strip.blank(width, base)] * height
         out = []
-        for y, line in enumerate(text.split("\n", allow_blank=True)[:height]):
+        for y, row in enumerate(self._timed(self._render_spec)[:height]):
             segments = []
             x = 0
-            for part, style in _runs(line):
+            for part, style in row:
                 # Each run carries its offset as Textual's own text lines do (selection
                 # reads it; a screenshot keeps runs apart by it).
                 where = Style.from_meta({"offset": (x, y)})
@@ -466,28 +463,33 @@ class TimeChart(PlotextPlot):
         return out
 
     def render(self) -> RenderResult:
-        """Plot the last fetched spec from a clean figure, at the size we have now.
+        """Plot the last fetched spec from a clean figure, at the size we have now (as
+        Text; the screen takes the same runs of cells through `render_line`).
 
         Plotext keeps computed ticks in the figure between builds, so the plotting calls
         are replayed on every render rather than once per data change: a render after a
-        resize then never reuses the ticks of the old size. How long it took sets when new
-        data may redraw it next (BUILD_SHARE).
+        resize then never reuses the ticks of the old size.
         """
+        return runs_text(self._timed(self._render_spec))
+
+    def _timed(self, build: Callable[[], Runs]) -> Runs:
+        """A build; how long it took sets when new data may redraw it next (BUILD_SHARE)."""
         started = time.monotonic()
         try:
-            return self._render_spec()
+            return build()
         finally:
             took = time.monotonic() - started
             self._next_draw = started + took + took / BUILD_SHARE
 
-    def _render_spec(self) -> RenderResult:
+    def _render_spec(self) -> Runs:
         spec = self.drawn_spec
         plt = self.plt
         plt.clear_data()
         plt.clear_figure()
         self._overlay.clear()
         if spec is None:
-            return super().render()
+            empty = super().render()
+            return text_runs(empty if isinstance(empty, Text) else Text(str(empty)))
         glyphs = app_uses_glyphs(self.app)
         if isinstance(spec, LineSpec):
             drawn = self._lines(spec, glyphs)
@@ -502,9 +504,9 @@ class TimeChart(PlotextPlot):
             plt.xlabel("s")
         return self._build()
 
-    def _build(self) -> Text:
+    def _build(self) -> Runs:
         """PlotextPlot.render without the round trip through ANSI text: plotext's cell
-        matrix straight into a Rich Text (writing the ANSI canvas and parsing it back was
+        matrix straight into runs of cells (writing the ANSI canvas and parsing it back was
         a fifth of a chart key's time)."""
         plt = self.plt
         width, height = self.size
@@ -516,7 +518,7 @@ class TimeChart(PlotextPlot):
         self._overlay.fit(figure)
         figure._build_matrix()
         self._overlay.draw(figure)
-        return matrix_text(figure.monitor.matrix)
+        return matrix_runs(figure.monitor.matrix)
 
     def _lines(self, spec: LineSpec, glyphs: bool) -> bool:
         plt = self.plt
@@ -675,21 +677,38 @@ def bar_cells(
     return out
 
 
-def _runs(line: Text) -> list[tuple[str, Style | None]]:
-    """A line of the chart's Text as (text, style) runs (matrix_text makes one span per run
-    of cells of one colour, so the spans tile the line)."""
-    plain = line.plain
-    out: list[tuple[str, Style | None]] = []
-    at = 0
-    for span in sorted(line.spans, key=lambda s: s.start):
-        if span.start > at:
-            out.append((plain[at : span.start], None))
-        style = span.style if isinstance(span.style, Style) else Style.parse(span.style)
-        out.append((plain[span.start : span.end], style))
-        at = span.end
-    if at < len(plain):
-        out.append((plain[at:], None))
+Runs = list[list[tuple[str, Style | None]]]
+"""A chart's rows, top first, each as (text, style) runs."""
+
+
+def text_runs(text: Text) -> Runs:
+    """Text (PlotextPlot's own, for an empty chart) as runs."""
+    out: Runs = []
+    for line in text.split("\n", allow_blank=True):
+        plain = line.plain
+        row: list[tuple[str, Style | None]] = []
+        at = 0
+        for span in sorted(line.spans, key=lambda s: s.start):
+            if span.start > at:
+                row.append((plain[at : span.start], None))
+            style = span.style if isinstance(span.style, Style) else Style.parse(span.style)
+            row.append((plain[span.start : span.end], style))
+            at = span.end
+        if at < len(plain):
+            row.append((plain[at:], None))
+        out.append(row)
     return out
+
+
+def runs_text(rows: Runs) -> Text:
+    """Runs as one Text, each row ended by a newline as plotext's canvas ends them."""
+    text = Text()
+    append = text.append
+    for row in rows:
+        for part, style in row:
+            append(part, style)
+        append("\n")
+    return text
 
 
 _STYLES: dict[tuple[object, object, object], Style] = {}
@@ -708,22 +727,28 @@ def cell_style(fullground: object, style: object, background: object) -> Style:
     return _STYLES[key]
 
 
-def matrix_text(matrix: object) -> Text:
-    """Plotext's cell matrix (markers and colours, bottom row first) as Rich Text, top row
-    first: each run of cells of one colour one span."""
+def matrix_runs(matrix: object) -> Runs:
+    """Plotext's cell matrix (markers and colours, bottom row first) as runs, top row first:
+    each run of cells of one colour one run."""
     markers: list[list[str]] = matrix.marker  # type: ignore[attr-defined]
     fore: list[list[object]] = matrix.fullground  # type: ignore[attr-defined]
     styles: list[list[object]] = matrix.style  # type: ignore[attr-defined]
     back: list[list[object]] = matrix.background  # type: ignore[attr-defined]
-    text = Text()
-    append = text.append
+    out: Runs = []
     for row in range(len(markers) - 1, -1, -1):
         cells = markers[row]
         colours = list(zip(fore[row], styles[row], back[row], strict=True))
+        runs: list[tuple[str, Style | None]] = []
         start = 0
         for col in range(1, len(cells) + 1):
             if col == len(cells) or colours[col] != colours[start]:
-                append("".join(cells[start:col]), cell_style(*colours[start]))
+                runs.append(("".join(cells[start:col]), cell_style(*colours[start])))
                 start = col
-        append("\n")  # as plotext's canvas ends each row, the last too
-    return text
+        out.append(runs)
+    return out
+
+
+def matrix_text(matrix: object) -> Text:
+    """Plotext's cell matrix as Rich Text, top row first: each run of cells of one colour
+    one span."""
+    return runs_text(matrix_runs(matrix))
