@@ -11,6 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from textual.widgets import Tab, Tabs
+from textual.widgets._tabs import Underline
 
 from explorer.tui.widgets.duration import DurationPane
 from explorer.tui.widgets.headline import Headline
@@ -33,6 +35,40 @@ async def test_a_pane_key_restyles_a_handful_of_nodes(
             await pilot.press(key)
             await pilot.pause()
             assert 0 < len(restyled) <= MOST_NODES_PER_KEY, (key, size, len(restyled))
+
+
+@pytest.mark.parametrize("size", [(120, 36), (100, 30)])
+async def test_keys_leave_hidden_tabs_alone_and_the_tabs_follow_when_shown(
+    tmp_path: Path, size: tuple[int, int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In the grid and the presenter layout the tabs are hidden, yet 1–4 and the chart keys
+    set the hidden tab bar's tab, which restyled its tabs and underline (a fifth of `4`).
+    Now they leave it be; when the terminal narrows and the tabs show, their tab is the
+    pane the keys chose, and its pane is the one shown."""
+    async with replay_app(tmp_path, 165).run_test(size=size) as pilot:
+        await settle(pilot)
+        lab = pilot.app.lab
+        await pilot.press("2")  # the focus leaves where the app put it at the start
+        await pilot.pause()
+        restyled = count_restyled(monkeypatch)
+        for key in "4i1w4":
+            await pilot.press(key)
+            await pilot.pause()
+        assert not [n for n in restyled if isinstance(n, (Tabs, Tab, Underline))]
+        assert lab.current_pane() == "results"
+        await pilot.resize_terminal(80, 24)
+        await pilot.pause()
+        await pilot.pause()
+        assert lab.query_one(Tabs).active == "tab-results"
+        shown = [
+            n
+            for n in ("knobs", "duration", "activity", "results")
+            if lab.query_one(f"#{n}").display
+        ]
+        assert shown == ["results"]
+        await pilot.press("2")
+        await pilot.pause()
+        assert lab.query_one(Tabs).active == "tab-duration"
 
 
 async def test_the_pane_holding_the_focus_has_the_bright_border(tmp_path: Path) -> None:

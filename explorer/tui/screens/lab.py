@@ -179,9 +179,32 @@ class LabScreen(Screen[None]):
         defer = at is not None and level == "info" and self.view.running
         self.query_one(LabLog).add(line, defer=defer, hang=hang)
 
-    def set_tab(self, pane: str) -> None:
-        """Show a pane's tab (only visible on narrow terminals)."""
+    def set_tab(self, pane: str, *, key: bool = False) -> None:
+        """Make a pane the current one: its tab, where the tabs show (narrow or short
+        terminals); where they do not, the pane marked current (the one beside the chart in
+        the presenter layout).
+
+        `key`: for 1–4 and the chart keys, where the tabs are hidden the Tabs widget is left
+        as it is — setting its tab restyled its tabs and underline for nothing, a fifth of
+        `4` in the grid — and `_lay_out` brings it up to date when it shows.
+        """
+        if key and not self._tabs_shown():
+            self._show_pane(pane)
+            return
         self.query_one(Tabs).active = f"tab-{pane}"
+        if not self._tabs_shown():
+            self._show_pane(pane)  # its tab may be set already (left behind by a key)
+
+    def _tabs_shown(self) -> bool:
+        """Whether the layout shows the tabs (app.tcss), from the layout classes: the
+        Tabs' own display lags a class change until the next restyle."""
+        return (self.has_class("-narrow") or self.has_class("-short")) and not self.has_class(
+            "-present"
+        )
+
+    def current_pane(self) -> str:
+        """The pane marked current (see `set_tab`)."""
+        return next((n for n in PANES if self.query_one(f"#{n}").has_class("-current")), "knobs")
 
     def _show_pane(self, pane: str) -> None:
         """Mark the pane current (the one shown on narrow terminals, and beside the chart in
@@ -316,6 +339,11 @@ class LabScreen(Screen[None]):
         was = self.has_class("-present")
         classes = layout_classes(width, height, self.present)
         self.update_classes(classes, animate=False)
+        tabs = self.query_one(Tabs)
+        current = f"tab-{self.current_pane()}"
+        if (classes["-narrow"] or classes["-short"]) and not classes["-present"]:
+            if tabs.active != current:
+                tabs.active = current  # its tab, set while the tabs were hidden
         if classes["-present"] and not was and self.present is None:
             self.note(f"presenter layout at {width}x{height}; P for the usual panes")
 
@@ -475,7 +503,7 @@ class LabScreen(Screen[None]):
         duration = self.query_one(DurationPane)
         duration.show_summary(record)
         self.sync_headline()
-        if self.config.replay is None or self.query_one(Tabs).active == "tab-duration":
+        if self.config.replay is None or self.current_pane() == "duration":
             self.set_tab("duration")
             duration.card.focus()
 
@@ -760,7 +788,7 @@ class LabScreen(Screen[None]):
     def action_chart(self, mode: str) -> None:
         """Show WAL, pg_stat_io or wait events in the activity chart."""
         self.query_one(ActivityPane).mode = mode  # type: ignore[assignment]
-        self.set_tab("activity")
+        self.set_tab("activity", key=True)
 
     def action_next_phase(self) -> None:
         """Compare another phase in the duration bars, and show them.
@@ -779,7 +807,7 @@ class LabScreen(Screen[None]):
 
     def action_pane(self, pane: str) -> None:
         """Go to a pane (a tab on narrow terminals) and focus its main widget."""
-        self.set_tab(pane)
+        self.set_tab(pane, key=True)
         self._show_pane(pane)  # at once: the widget to focus must be displayed already
         self.main_widget(pane).focus()
 
