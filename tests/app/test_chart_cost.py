@@ -247,6 +247,15 @@ class CountedPoints(list[tuple[float, float]]):
             yield point
 
 
+async def replayed_line_chart(pilot: Pilot[int], app: PgwxApp, key: str) -> TimeChart:
+    """The activity chart once the replay has ended, shown with `key` (a line chart)."""
+    await wait_for(pilot, lambda: app.lab.view.status == "finished", 10)
+    await pilot.press("3", key)
+    chart = app.lab.query_one(ActivityPane).chart
+    await wait_for(pilot, lambda: isinstance(chart.drawn_spec, LineSpec), 5)
+    return chart
+
+
 async def test_a_line_chart_reads_each_sample_a_few_times_whatever_its_phases(
     tmp_path: Path,
 ) -> None:
@@ -255,11 +264,7 @@ async def test_a_line_chart_reads_each_sample_a_few_times_whatever_its_phases(
     times, however many phases the window holds, and still rules and labels them."""
     app = PgwxApp(replay=ReplaySource.from_file(FIXTURE), store=ResultStore(tmp_path / "r.db"))
     async with app.run_test(size=(80, 24)) as pilot:
-        lab = app.lab
-        await wait_for(pilot, lambda: lab.view.status == "finished", 10)
-        await pilot.press("3", "l")
-        chart = lab.query_one(ActivityPane).chart
-        await wait_for(pilot, lambda: isinstance(chart.drawn_spec, LineSpec), 5)
+        chart = await replayed_line_chart(pilot, app, "l")
         samples = 2000
         for phases in (2, 40):
             series = {
@@ -284,11 +289,7 @@ async def test_a_charts_phase_rules_and_variant_letters_cost_plotext_nothing(
     still shows them."""
     app = PgwxApp(replay=ReplaySource.from_file(FIXTURE), store=ResultStore(tmp_path / "r.db"))
     async with app.run_test(size=(80, 24)) as pilot:
-        lab = app.lab
-        await wait_for(pilot, lambda: lab.view.status == "finished", 10)
-        await pilot.press("3", "i")
-        chart = lab.query_one(ActivityPane).chart
-        await wait_for(pilot, lambda: isinstance(chart.drawn_spec, LineSpec), 5)
+        chart = await replayed_line_chart(pilot, app, "i")
         inserted: list[int] = []
         insert = plotext_matrix.matrix_class.insert_element
 
