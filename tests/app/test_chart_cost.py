@@ -31,7 +31,7 @@ from explorer.tui.widgets.activity import ActivityPane
 from explorer.tui.widgets.chart import LineSpec, TimeChart, thin
 from explorer.tui.widgets.duration import DurationPane
 from explorer.tui.widgets.header import ServerHeader
-from explorer.tui.widgets.results import ResultsTable
+from explorer.tui.widgets.results import WARM_AFTER, ResultsTable
 from tests.support.app import FIXTURE, wait_for
 
 Points = list[tuple[float, float]]
@@ -469,3 +469,39 @@ async def test_focusing_the_table_renders_the_rows_that_look_different(
         lines = table.render_lines(table.region.reset_offset)
         assert focused[cursor] == unfocused[cursor]
         assert list(lines[cursor]) != list(lines[cursor + 2])  # the cursor row stands out
+
+
+async def test_a_hidden_table_draws_its_changed_rows_before_4_shows_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """At 80x24 the table is a hidden tab while a matrix fills it, and `4` rendered every
+    row a trial had changed with the key waiting. A hidden table draws its changed rows in
+    a quiet moment instead: `4` then renders at most the rows the focus changes (the header
+    and the cursor's row), and shows the change."""
+    app = PgwxApp(replay=ReplaySource.from_file(FIXTURE), store=ResultStore(tmp_path / "r.db"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        lab = app.lab
+        table = await replayed_table(pilot, app)
+        await pilot.press("4")
+        await pilot.pause(0.2)
+        await pilot.press("2")  # the table is a hidden tab now
+        await pilot.pause(0.2)
+        assert not table.is_on_screen
+        rows = list(table.summary_rows)
+        for n in range(1, 6):
+            rows[n] = replace(rows[n], median=70.0 + n)  # trials, while hidden
+        table.show(rows)
+        await pilot.pause(WARM_AFTER + 0.5)  # a quiet moment
+        rendered: list[object] = []
+        render_row = DataTable._render_line_in_row
+
+        def counted(self, row_key, *args, **kwargs):  # type: ignore[no-untyped-def]
+            rendered.append(row_key)
+            return render_row(self, row_key, *args, **kwargs)
+
+        monkeypatch.setattr(DataTable, "_render_line_in_row", counted)
+        await pilot.press("4")
+        await pilot.pause(0.2)
+        assert lab.current_pane() == "results" and table.has_focus
+        assert any("73.000" in line for line in table_text(table))
+        assert len(set(rendered)) <= 2, len(set(rendered))

@@ -11,6 +11,7 @@ from typing import Any
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
+from textual.timer import Timer
 from textual.widgets import DataTable, Static
 
 from explorer.analysis.mechanism import UNKNOWN, MechanismSummary, detail_lines
@@ -31,6 +32,10 @@ COLUMNS = (
     ("note", "note"),
 )
 """Column key → header."""
+WARM_AFTER = 0.3
+"""Seconds of quiet after the rows of a hidden table changed before its lines are drawn
+ahead of time (see `ResultsTable._warm`)."""
+
 CELL_CACHE = 4000
 """Rendered cells, and rendered row lines, kept by `ResultsTable` (a screenful is ~150
 cells; each cache is forgotten all at once when full)."""
@@ -209,6 +214,9 @@ class ResultsTable(DataTable[Text | str]):
         """Rendered cells by what decides their look (see `_render_cell`)."""
         self._rows: dict[tuple[object, ...], tuple[Any, Any]] = {}
         """Rendered row lines by what decides their look (see `_render_line_in_row`)."""
+        self._warm_timer: Timer | None = None
+        self.warmed = 0
+        """How many times the lines were drawn ahead of time (tests read it)."""
 
     @property
     def compact(self) -> bool:
@@ -258,9 +266,47 @@ class ResultsTable(DataTable[Text | str]):
         table is rebuilt only when the rows' order changed.
         """
         self.summary_rows = list(rows)
-        if self._fit():
-            return  # rebuilt in the other shape, these rows included
-        self._fill(rows, -1)
+        if not self._fit():
+            self._fill(rows, -1)
+        if not self.is_on_screen:
+            self._warm_later()
+
+    def _warm_later(self) -> None:
+        """Draw a hidden table's lines once its rows have been quiet for `WARM_AFTER`."""
+        if self._warm_timer is not None:
+            self._warm_timer.stop()
+        self._warm_timer = self.set_timer(WARM_AFTER, self._warm)
+
+    def _warm(self) -> None:
+        """A hidden table's visible lines, drawn ahead of time into the row cache.
+
+        On a narrow terminal the table is a hidden tab while a matrix fills it; `4` then
+        rendered every row a trial had changed (and all of them when a column widened)
+        with the key waiting: ~13 ms of `4` at 80x24, twice that beside a busy process.
+        Drawn in a quiet moment instead, `4` finds them cached and draws only the rows the
+        focus changes (the cursor row and the header).
+        """
+        self._warm_timer = None
+        if self.is_on_screen or not self.is_mounted or self.cursor_type != "row":
+            return
+        # Hidden, the table has no size: the rows the screen would show from where it is
+        # scrolled, as many as the terminal has lines at most.
+        first = int(self.scroll_offset.y)
+        keys = [self._header_row_key] if self.show_header else []
+        for index in range(first, min(first + self.app.size.height, self.row_count)):
+            key = self._row_locations.get_key(index)
+            if key is not None:
+                keys.append(key)
+        for key in keys:
+            # What DataTable's own line rendering asks for each row (`_render_line`).
+            self._render_line_in_row(
+                key,
+                0,
+                self.rich_style,
+                cursor_location=self.cursor_coordinate,
+                hover_location=self.hover_coordinate,
+            )
+        self.warmed += 1
 
     def _fill(self, rows: list[SummaryRow], keep: int) -> None:
         """Show `rows`, updating in place what is already shown (see `show`); `keep`: a
