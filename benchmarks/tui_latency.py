@@ -78,15 +78,17 @@ class Probe:
 
         app._display = spy_display  # type: ignore[method-assign]
         chart = app.lab.query_one(ActivityPane).chart
-        render = chart.render
+        # The chart's build, whichever way it is asked for: the screen cuts its lines
+        # through `render_line`, anything else calls `render`; both build here.
+        build = chart._render_spec
 
-        def spy_render():
-            result = render()
+        def spy_build():
+            result = build()
             spec = chart.drawn_spec
             self.renders.append((time.perf_counter(), getattr(spec, "ylabel", "")))
             return result
 
-        chart.render = spy_render  # type: ignore[method-assign]
+        chart._render_spec = spy_build  # type: ignore[method-assign]
 
     async def press(self, app: PgwxApp, key: str, words: str, timeout: float = 5.0) -> float:
         """Seconds from posting `key` to the first screen update after the new chart."""
