@@ -430,6 +430,19 @@ async def test_a_changed_cell_renders_that_cell_not_the_table(tmp_path: Path, mo
         assert calls == []  # back to a look already rendered: nothing rendered again
 
 
+def rows_rendered(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    """The row keys DataTable renders a line of from now on (one per row line rendered)."""
+    rendered: list[object] = []
+    render_row = DataTable._render_line_in_row
+
+    def counted(self, row_key, *args, **kwargs):  # type: ignore[no-untyped-def]
+        rendered.append(row_key)
+        return render_row(self, row_key, *args, **kwargs)
+
+    monkeypatch.setattr(DataTable, "_render_line_in_row", counted)
+    return rendered
+
+
 async def test_focusing_the_table_renders_the_rows_that_look_different(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -450,14 +463,7 @@ async def test_focusing_the_table_renders_the_rows_that_look_different(
         rows[4] = replace(rows[4], median=77.0)
         table.show(rows)  # a trial, while the table is not focused
         await pilot.pause(0.2)
-        rendered: list[object] = []
-        render_row = DataTable._render_line_in_row
-
-        def counted(self, row_key, *args, **kwargs):  # type: ignore[no-untyped-def]
-            rendered.append(row_key)
-            return render_row(self, row_key, *args, **kwargs)
-
-        monkeypatch.setattr(DataTable, "_render_line_in_row", counted)
+        rendered = rows_rendered(monkeypatch)
         table.focus()
         await pilot.pause(0.2)
         focused = table_text(table)
@@ -492,14 +498,7 @@ async def test_a_hidden_table_draws_its_changed_rows_before_4_shows_it(
             rows[n] = replace(rows[n], median=70.0 + n)  # trials, while hidden
         table.show(rows)
         await pilot.pause(WARM_AFTER + 0.5)  # a quiet moment
-        rendered: list[object] = []
-        render_row = DataTable._render_line_in_row
-
-        def counted(self, row_key, *args, **kwargs):  # type: ignore[no-untyped-def]
-            rendered.append(row_key)
-            return render_row(self, row_key, *args, **kwargs)
-
-        monkeypatch.setattr(DataTable, "_render_line_in_row", counted)
+        rendered = rows_rendered(monkeypatch)
         await pilot.press("4")
         await pilot.pause(0.2)
         assert lab.current_pane() == "results" and table.has_focus
