@@ -8,12 +8,13 @@ stopped however the app ends.
 
 from __future__ import annotations
 
-import gc
 import os
 import threading
 from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 
+from textual import events
 from textual.app import App
 from textual.filter import LineFilter
 from textual.screen import Screen
@@ -23,6 +24,7 @@ from explorer.lab.store.replay import ReplaySource
 from explorer.lab.store.results import ResultStore
 from explorer.models import Capabilities, Profile
 from explorer.server.connect import Target
+from explorer.tui.collector import AFTER_KEY, TICK, QuietCollector
 from explorer.tui.commands import LabCommands
 from explorer.tui.config import LabConfig, ServerChoice, offered_profiles
 from explorer.tui.glyphs import AsciiFilter, locale_wants_ascii, set_ascii
@@ -103,6 +105,8 @@ class PgwxApp(App[int]):
         self.signal_received: int | None = None
         """SIGHUP or SIGTERM, when one ended the app (the exit status is 128 + it)."""
         self._signals = TerminatingSignals()
+        self.collector = QuietCollector()
+        """Python's full collections, made when no key waits."""
 
     def on_mount(self) -> None:
         """A dropped SSH session (SIGHUP) or a kill (SIGTERM) quits the way q does."""
@@ -111,20 +115,31 @@ class PgwxApp(App[int]):
         self.call_after_refresh(self.settle_memory)
 
     def settle_memory(self) -> None:
-        """Keep what start-up built out of the collector's full passes.
+        """Keep what start-up built out of the collector's full passes, and make those passes
+        when no key waits (`collector.py`).
 
-        The screen, the profiles and a loaded recording live as long as the app. Python's
-        full (generation 2) collection walks every one of them: 40–100 ms in the middle of
-        a replay or a run, which a key press then waits for. Frozen once, after a collection
-        so that no garbage is frozen with them, they are skipped: the pauses drop to ~10 ms.
+        The screen, the profiles and a loaded recording live as long as the app: frozen once,
+        they are skipped by every full pass. The passes themselves (40–60 ms in a live matrix)
+        are made after a key's screen update or in a quiet moment, not in the middle of a key.
         """
-        gc.collect()
-        gc.freeze()
+        self.collector.install()
+        self.set_interval(TICK, self.collector.tick)
+
+    async def on_event(self, event: events.Event) -> None:
+        """Each key tells the collector (once: a key comes back up to the app as it bubbles);
+        once its screen update is out, a due pass is made."""
+        if isinstance(event, events.Key) and not event.is_forwarded and self.collector.installed:
+            key = self.collector.key_pressed()
+            self.call_after_refresh(self.set_timer, AFTER_KEY, partial(self._after_key, key))
+        await super().on_event(event)
+
+    def _after_key(self, key: int) -> None:
+        self.collector.after_key(key)
 
     def on_unmount(self) -> None:
-        """Give the signals back and the frozen objects to the collector (tests run many apps
-        in one process)."""
-        gc.unfreeze()
+        """Give the signals back, and Python its collector and the frozen objects (tests run
+        many apps in one process)."""
+        self.collector.uninstall()
         self._signals.uninstall()
 
     def on_terminating_signal(self, signo: int) -> None:

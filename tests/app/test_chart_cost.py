@@ -26,6 +26,7 @@ from textual.widgets import DataTable
 from explorer.lab.store.replay import ReplaySource, recordings_dir
 from explorer.lab.store.results import ResultStore
 from explorer.lab.view.runstate import RunView
+from explorer.tui import collector as collector_module
 from explorer.tui.app import PgwxApp
 from explorer.tui.widgets.activity import ActivityPane
 from explorer.tui.widgets.chart import LineSpec, TimeChart, thin
@@ -33,6 +34,7 @@ from explorer.tui.widgets.duration import DurationPane
 from explorer.tui.widgets.header import ServerHeader
 from explorer.tui.widgets.results import WARM_AFTER, ResultsTable
 from tests.support.app import FIXTURE, wait_for
+from tests.support.costs import full_passes, make_garbage_until
 
 Points = list[tuple[float, float]]
 
@@ -177,6 +179,48 @@ async def test_what_start_up_built_is_kept_out_of_full_collections(tmp_path: Pat
         await wait_for(pilot, lambda: gc.get_freeze_count() > 0, 5)
         assert gc.get_freeze_count() > 1000  # the DOM and the events, not a handful
     assert gc.get_freeze_count() == 0  # given back when the app ends: nothing kept for good
+
+
+async def test_a_full_collection_waits_until_a_keys_screen_update_is_out(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Python began its full passes (40–60 ms in a live matrix) in the middle of a key's work,
+    and the key's screen update waited for them."""
+    before = gc.get_threshold()
+    monkeypatch.setattr(collector_module, "QUIET", 60.0)  # only the key may trigger it here
+    order: list[str] = []
+    display = App._display
+
+    def frame(self: App[object], screen: object, renderable: object) -> None:
+        if renderable is not None:
+            order.append("frame")
+        display(self, screen, renderable)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(App, "_display", frame)
+    app = PgwxApp(replay=ReplaySource.from_file(FIXTURE), store=ResultStore(tmp_path / "r.db"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        collector = app.collector
+        await wait_for(pilot, lambda: collector.installed, 5)
+        assert gc.get_threshold()[2] == collector_module.NEVER
+        await pilot.press("w")
+        with full_passes() as passes:
+            make_garbage_until(collector.due)
+            order.clear()
+            gc.callbacks.append(
+                lambda phase, info: (
+                    phase == "start" and info["generation"] == 2 and order.append("pass")
+                )
+            )
+            try:
+                await pilot.press("i")
+                await wait_for(pilot, lambda: bool(passes), 5)
+            finally:
+                gc.callbacks.pop()
+            assert collector.made == ["after key"]
+            assert passes == [1]  # Python started none by itself
+        # The key's screen update went out before the pass began.
+        assert "frame" in order and order.index("frame") < order.index("pass"), order
+    assert gc.get_threshold() == before
 
 
 async def test_the_waits_chart_is_one_plot_per_part_not_per_bar(tmp_path: Path) -> None:

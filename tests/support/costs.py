@@ -2,12 +2,17 @@
 
 `layouts` counts full-screen layout passes, `restyled` the nodes the stylesheet is applied to,
 `painted` the widgets the compositor asks for their lines; each returns the list it fills,
-from the moment it is called (monkeypatched, so undone at the test's end).
+from the moment it is called (monkeypatched, so undone at the test's end). `full_passes`
+counts Python's full (generation 2) collections, `make_garbage_until` makes the young ones
+come as they do in the app.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import gc
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from typing import Any
 
 import pytest
 from textual.css.stylesheet import Stylesheet
@@ -56,3 +61,35 @@ def painted(monkeypatch: pytest.MonkeyPatch) -> list[Widget]:
 
     monkeypatch.setattr(Widget, "render_lines", counting)
     return widgets
+
+
+@contextmanager
+def full_passes() -> Iterator[list[int]]:
+    """A 1 appended as each full (generation 2) collection starts, by Python or by pgwx."""
+    started: list[int] = []
+
+    def seen(phase: str, info: dict[str, Any]) -> None:
+        if phase == "start" and info["generation"] == 2:
+            started.append(1)
+
+    gc.callbacks.append(seen)
+    try:
+        yield started
+    finally:
+        gc.callbacks.remove(seen)
+
+
+def make_garbage_until(condition: Callable[[], object]) -> None:
+    """Cyclic garbage (each cycle waits for a collection) and objects that live on, as in the
+    app, until `condition()`: the young generations' passes follow, and what survives them is
+    what makes Python start a full pass."""
+    kept: list[object] = []
+    for _ in range(2000):
+        if condition():
+            return
+        for n in range(1000):
+            cycle: list[object] = [n]
+            cycle.append(cycle)
+            if n % 4 == 0:
+                kept.append(cycle)
+    raise AssertionError("the condition never came")
