@@ -96,28 +96,37 @@ async def test_the_knob_panel_following_a_matrix_lays_nothing_out(
         assert layouts == []
 
 
-async def test_showing_the_knob_tab_lays_the_screen_out_once(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("size", [(80, 24), (100, 30)], ids=["80x24-tab", "100x30-present"])
+async def test_showing_the_knob_panel_lays_the_screen_out_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, size: tuple[int, int]
 ) -> None:
-    """At 80x24 `1` shows the knob tab: one layout pass for the tab. The panel is resized as
-    it shows, and its profile title was set again (the same text) on each resize, asking
-    for a second pass of the whole screen."""
-    async with replay_app(tmp_path, 165).run_test(size=(80, 24)) as pilot:
+    """`1` shows the knob panel (a tab at 80x24, beside the chart in the presenter layout):
+    one layout pass for it. The panel is resized as it shows; its profile title was set again
+    (the same text) on each resize, asking for a second pass of the whole screen; the trials'
+    knobs that came while it was hidden were drawn for no width (a reason wrapped at ten
+    columns) and drawn again once shown, another pass."""
+    async with replay_app(tmp_path, 165).run_test(size=size) as pilot:
         await settle(pilot)
-        panel = pilot.app.lab.knob_panel
+        lab = pilot.app.lab
+        panel = lab.knob_panel
+        variants = [v.knobs for v in lab.config.replay.profile.variants]
         passes = []
-        for _ in range(4):
+        for n in range(4):
             await pilot.press("2")
             await pilot.pause(0.2)
+            panel.show_knobs(variants[n % len(variants)])  # a matrix's trial, meanwhile
+            await pilot.pause(0.1)
             layouts = count_layouts(monkeypatch)
             await pilot.press("1")
             await pilot.pause(0.2)
-            assert panel.display and panel.region.height > 10  # the tab is on screen
+            assert panel.display and panel.region.height > 10  # the panel is on screen
             passes.append(len(layouts))
             monkeypatch.undo()
             inside = rows_of(pilot.app)[panel.region.y + 1 : panel.region.bottom - 1]
-            shown = [row.strip("│ ") for row in inside]
+            shown = [row.split("│")[1].strip() for row in inside]
             assert shown[1].startswith("Durability")  # the title, still under the workload
+            # The reason under TOAST, wrapped at the panel's width.
+            assert any(row.startswith("✗ lz4 is not built into this") for row in shown), shown
         assert passes[1:] == [1, 1, 1]  # (the first showing settles sizes: not counted)
 
 

@@ -363,6 +363,11 @@ class KnobPanel(FocusRestylesSelf, VerticalScroll):
         """Each knob's line in the read-only view."""
         self._view_height = 0
         """Lines the read-only view has."""
+        self._fitted: tuple[int, int] = (0, 0)
+        """The size the title and the view were last fitted at (a hidden panel's is 0x0)."""
+        self._view_width = 0
+        """The width the read-only view is built for: the panel's, or while it is hidden its
+        width when last shown."""
 
     def compose(self) -> ComposeResult:
         """One row per knob, each with a (hidden) reason line."""
@@ -399,7 +404,16 @@ class KnobPanel(FocusRestylesSelf, VerticalScroll):
         self._say_more()
 
     def on_resize(self) -> None:
-        """Resized: the title wrapped again, and say whether knobs remain below."""
+        """Resized: the title wrapped again, and say whether knobs remain below.
+
+        Shown again at the size it had (a tab, the pane beside the chart), Textual sends a
+        resize too: the title and view already fit it. Wrapping the title anew there gave it
+        its rows back, then `_say_more` took one away again: two to three layout passes of
+        the whole screen after each `1` in the presenter layout.
+        """
+        if (self.size.width, self.size.height) == self._fitted:
+            self._update_view()  # a trial's knobs that came while it was hidden
+            return
         self._title_rows = self._title_room()
         self._fit_title()
         self.call_after_refresh(self._say_more)
@@ -435,9 +449,14 @@ class KnobPanel(FocusRestylesSelf, VerticalScroll):
         """While locked: the rows as one text — label, the value shown, the profile's title
         and the reasons, as the live rows show them (rebuilt only when one of those
         changed)."""
-        if not self.locked:
+        # Hidden (a tab, or not beside the chart) it has no width: built for the width it
+        # had when last shown, as it will show again. Built at no width, its reasons wrapped
+        # at ten columns, and showing it laid the screen out twice and showed the last
+        # trial's knobs for a frame.
+        self._view_width = self.scrollable_content_region.width or self._view_width
+        width = self._view_width
+        if not self.locked or not width:
             return
-        width = self.scrollable_content_region.width
         rows = [("Workload", "profile"), ("Size", "scale")]
         rows += [(knob.label, knob.field) for knob in KNOB_DEFS]
         values = tuple(self.select(field).shown_label for _, field in rows)
@@ -628,6 +647,7 @@ class KnobPanel(FocusRestylesSelf, VerticalScroll):
         """The profile's title in at most `TITLE_ROWS` rows ("…" where it is cut; its
         tooltip has it whole), so that every knob fits at 120x36."""
         profile = self.profile
+        self._fitted = (self.size.width, self.size.height)
         title = self.query_one("#profile-title", Static)
         title.display = profile is not None and self._title_rows > 0
         self.select("profile").tooltip = (
