@@ -28,12 +28,12 @@ from explorer.lab.store.results import ResultStore
 from explorer.lab.view.runstate import RunView
 from explorer.tui import collector as collector_module
 from explorer.tui.app import PgwxApp
-from explorer.tui.widgets.activity import ActivityPane
-from explorer.tui.widgets.chart import LineSpec, TimeChart, thin
+from explorer.tui.widgets.activity import ActivityPane, Mode
+from explorer.tui.widgets.chart import ChartSpec, LineSpec, TimeChart, thin
 from explorer.tui.widgets.duration import DurationPane
 from explorer.tui.widgets.header import ServerHeader
 from explorer.tui.widgets.results import WARM_AFTER, ResultsTable
-from tests.support.app import FIXTURE, wait_for
+from tests.support.app import FIXTURE, replay_app, settle, wait_for
 from tests.support.costs import full_passes, make_garbage_until
 
 Points = list[tuple[float, float]]
@@ -221,6 +221,38 @@ async def test_a_full_collection_waits_until_a_keys_screen_update_is_out(
         # The key's screen update went out before the pass began.
         assert "frame" in order and order.index("frame") < order.index("pass"), order
     assert gc.get_threshold() == before
+
+
+async def test_a_chart_key_makes_each_modes_spec_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The caption is measured in every mode and drawn in one, and the chart draws the same
+    spec: a chart key made five specs (each ranking every sample's series), now each mode's at
+    most once per new sample."""
+    async with replay_app(tmp_path, 165).run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        pane = pilot.app.lab.query_one(ActivityPane)
+        made: list[str] = []
+        make = ActivityPane._make_spec
+
+        def spy(self: ActivityPane, mode: Mode) -> ChartSpec:
+            made.append(mode)
+            return make(self, mode)
+
+        monkeypatch.setattr(ActivityPane, "_make_spec", spy)
+        for key in "iwl":
+            await pilot.press(key)
+            await pilot.pause(0.1)
+        assert made == []  # nothing came since: each mode's spec is kept
+        act = pane.view.activity
+        act.add(act.wal[-1][0] + 1.0, {"wal_bytes_per_s": 123.0 * 2**20})
+        pane.data_changed()
+        for key in "iwl":
+            await pilot.press(key)
+            await pilot.pause(0.1)
+        assert sorted(made) == ["io", "waits", "wal"]  # one each for the new sample
+        shot = pilot.app.export_screenshot().replace("&#160;", " ")
+        assert "now 123.0 MiB/s" in shot  # the new sample is what is shown
 
 
 async def test_the_waits_chart_is_one_plot_per_part_not_per_bar(tmp_path: Path) -> None:

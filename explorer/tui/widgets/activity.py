@@ -69,6 +69,8 @@ class ActivityPane(FocusRestylesSelf, Vertical):
         self.view = view
         self._caption_stale = True
         self._caption_lines = -1
+        self._specs: dict[Mode, tuple[tuple[object, ...], ChartSpec]] = {}
+        """Each mode's last spec, with what it was made from (`_spec`)."""
 
     def compose(self) -> ComposeResult:
         """Chart and caption."""
@@ -130,10 +132,26 @@ class ActivityPane(FocusRestylesSelf, Vertical):
         return None
 
     def _spec(self, mode: Mode | None = None) -> ChartSpec:
+        """What the chart draws in `mode` (default: the mode shown), made again only when a
+        sample, a phase or a trial came since: a caption is measured in every mode and drawn
+        in one, and the chart draws the same spec (five specs a chart key, one now)."""
+        mode = mode or self.mode
+        act = self.view.activity
+        phases, trials = self.view.phase_marks, self.view.trial_marks
+        made_from: tuple[object, ...] = (act, act.samples, self._no_io())
+        made_from += (len(phases), phases[-1] if phases else None)
+        made_from += (len(trials), trials[-1] if trials else None)
+        kept = self._specs.get(mode)
+        if kept is not None and kept[0][0] is act and kept[0][1:] == made_from[1:]:
+            return kept[1]
+        spec = self._make_spec(mode)
+        self._specs[mode] = (made_from, spec)
+        return spec
+
+    def _make_spec(self, mode: Mode) -> ChartSpec:
         act = self.view.activity
         marks = list(self.view.phase_marks)
         bands = list(self.view.trial_marks)
-        mode = mode or self.mode
         if mode == "wal":
             return LineSpec(
                 {"WAL": list(act.wal)}, "WAL MiB/s (insert position)", marks=marks, bands=bands
