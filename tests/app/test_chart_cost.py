@@ -553,20 +553,21 @@ async def test_focusing_the_table_renders_the_rows_that_look_different(
         assert list(lines[cursor]) != list(lines[cursor + 2])  # the cursor row stands out
 
 
+@pytest.mark.parametrize("size", [(80, 24), (100, 30)], ids=["80x24-tab", "100x30-present"])
 async def test_a_hidden_table_draws_its_changed_rows_before_4_shows_it(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, size: tuple[int, int]
 ) -> None:
     """At 80x24 the table is a hidden tab while a matrix fills it, and `4` rendered every
     row a trial had changed with the key waiting. A hidden table draws its changed rows in
     a quiet moment instead: `4` then renders at most the rows the focus changes (the header
     and the cursor's row), and shows the change."""
     app = PgwxApp(replay=ReplaySource.from_file(FIXTURE), store=ResultStore(tmp_path / "r.db"))
-    async with app.run_test(size=(80, 24)) as pilot:
+    async with app.run_test(size=size) as pilot:
         lab = app.lab
         table = await replayed_table(pilot, app)
         await pilot.press("4")
         await pilot.pause(0.2)
-        await pilot.press("2")  # the table is a hidden tab now
+        await pilot.press("2")  # the table is hidden now (a tab, or the pane beside the chart)
         await pilot.pause(0.2)
         assert not table.is_on_screen
         rows = list(table.summary_rows)
