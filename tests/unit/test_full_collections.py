@@ -68,7 +68,7 @@ def test_a_due_pass_waits_for_the_keys_screen_update(
     first = collector.key_pressed()
     second = collector.key_pressed()
     assert not collector.after_key(first)  # another key came since: it has not been drawn
-    assert not collector.tick()  # a key half a second ago is not a quiet moment
+    assert not collector.tick()  # a key a moment ago: not a quiet moment
     assert passes == []
     assert collector.after_key(second)
     assert passes == [1] and collector.made == ["after key"]
