@@ -130,11 +130,10 @@ class PgwxApp(App[int]):
         once its screen update is out, a due pass is made."""
         if isinstance(event, events.Key) and not event.is_forwarded and self.collector.installed:
             key = self.collector.key_pressed()
-            self.call_after_refresh(self.set_timer, AFTER_KEY, partial(self._after_key, key))
+            self.call_after_refresh(
+                self.set_timer, AFTER_KEY, partial(self.collector.after_key, key)
+            )
         await super().on_event(event)
-
-    def _after_key(self, key: int) -> None:
-        self.collector.after_key(key)
 
     def on_unmount(self) -> None:
         """Give the signals back, and Python its collector and the frozen objects (tests run

@@ -64,13 +64,16 @@ def painted(monkeypatch: pytest.MonkeyPatch) -> list[Widget]:
 
 
 @contextmanager
-def full_passes() -> Iterator[list[int]]:
-    """A 1 appended as each full (generation 2) collection starts, by Python or by pgwx."""
+def full_passes(events: list[str] | None = None) -> Iterator[list[int]]:
+    """A 1 appended as each full (generation 2) collection starts, by Python or by pgwx;
+    and "pass" to `events`, for a test that orders them among its own."""
     started: list[int] = []
 
     def seen(phase: str, info: dict[str, Any]) -> None:
         if phase == "start" and info["generation"] == 2:
             started.append(1)
+            if events is not None:
+                events.append("pass")
 
     gc.callbacks.append(seen)
     try:
