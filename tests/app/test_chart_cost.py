@@ -15,8 +15,10 @@ from pathlib import Path
 
 import pytest
 from plotext import _matrix as plotext_matrix
+from rich.style import Style
 from rich.text import Text
 from textual.app import App, ComposeResult
+from textual.dom import DOMNode
 from textual.geometry import Region
 from textual.pilot import Pilot
 from textual.visual import Visual, visualize
@@ -543,6 +545,41 @@ async def test_focusing_the_table_renders_the_rows_that_look_different(
         lines = table.render_lines(table.region.reset_offset)
         assert focused[cursor] == unfocused[cursor]
         assert list(lines[cursor]) != list(lines[cursor + 2])  # the cursor row stands out
+
+
+async def test_a_table_repaint_works_out_each_style_once_not_per_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """DataTable walked up the widget tree twice a line for the line's and the row's style
+    (0.2 ms a line: most of repainting the table `4` shows again). A repaint works each
+    style out once — the table's, the header's, even and odd rows' — and draws the same."""
+    app = PgwxApp(replay=ReplaySource.from_file(FIXTURE), store=ResultStore(tmp_path / "r.db"))
+    async with app.run_test(size=(120, 36)) as pilot:
+        table = await replayed_table(pilot, app)
+        table.focus()
+        await pilot.pause(0.2)
+        crop = table.region.reset_offset
+        table.render_lines(crop)  # each row's line drawn (kept: see _render_line_in_row)
+        walks: list[DOMNode] = []
+        rich_style = DOMNode.rich_style
+
+        def walked(node: DOMNode) -> Style:
+            walks.append(node)
+            return rich_style.fget(node)  # type: ignore[attr-defined]
+
+        monkeypatch.setattr(DOMNode, "rich_style", property(walked))
+        table._styles_cache.clear()
+        table._line_cache.clear()  # every line through the row styles, none drawn anew
+        lines = table.render_lines(crop)
+        assert len(lines) >= 6  # (7 to 10: the detail line under the table takes a few)
+        assert 1 <= len(walks) <= 4, len(walks)  # DataTable: 2 a line
+        # Between repaints the styles are worked out afresh; the lines are the same.
+        walks.clear()
+        table._styles_cache.clear()
+        table._line_cache.clear()
+        plain = DataTable.render_lines(table, crop)
+        assert len(walks) >= 2 * len(lines) - 2
+        assert [list(line) for line in plain] == [list(line) for line in lines]
 
 
 @pytest.mark.parametrize("size", [(80, 24), (100, 30)], ids=["80x24-tab", "100x30-present"])
