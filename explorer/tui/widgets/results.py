@@ -19,6 +19,7 @@ from textual.widgets import DataTable, Static
 from explorer.analysis.mechanism import UNKNOWN, MechanismSummary, detail_lines
 from explorer.analysis.report import SummaryRow
 from explorer.analysis.units import human_bytes
+from explorer.tui.restyle import FocusStylesKept
 
 COLUMNS = (
     ("variant", "variant"),
@@ -186,7 +187,7 @@ def _look(value: Text | str) -> tuple[str, str]:
     return value, ""
 
 
-class ResultsTable(DataTable[Text | str]):
+class ResultsTable(FocusStylesKept, DataTable[Text | str]):
     """The run's comparison table (variant × phase), rebuilt when a trial ends."""
 
     DEFAULT_CSS = """
