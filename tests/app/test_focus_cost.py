@@ -11,12 +11,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from textual.widgets import Tab, Tabs
-from textual.widgets._tabs import Underline
+from rich.style import Style
+from textual.strip import Strip
 
+from explorer.tui.glyphs import ascii_mode
+from explorer.tui.keys import PANES
 from explorer.tui.widgets.duration import DurationPane
 from explorer.tui.widgets.headline import Headline
 from explorer.tui.widgets.results import ResultsTable
+from explorer.tui.widgets.tabs import PaneTabs
 from tests.support.app import replay_app, settle
 from tests.support.costs import restyled as count_restyled
 
@@ -55,12 +58,12 @@ async def test_keys_leave_hidden_tabs_alone_and_the_tabs_follow_when_shown(
         for key in "4i1w4":
             await pilot.press(key)
             await pilot.pause()
-        assert not [n for n in restyled if isinstance(n, (Tabs, Tab, Underline))]
+        assert not [n for n in restyled if isinstance(n, PaneTabs)]
         assert lab.current_pane() == "results"
         await pilot.resize_terminal(80, 24)
         await pilot.pause()
         await pilot.pause()
-        assert lab.query_one(Tabs).active == "tab-results"
+        assert lab.query_one(PaneTabs).active == "results"
         shown = [
             n
             for n in ("knobs", "duration", "activity", "results")
@@ -69,7 +72,7 @@ async def test_keys_leave_hidden_tabs_alone_and_the_tabs_follow_when_shown(
         assert shown == ["results"]
         await pilot.press("2")
         await pilot.pause()
-        assert lab.query_one(Tabs).active == "tab-duration"
+        assert lab.query_one(PaneTabs).active == "duration"
 
 
 async def test_the_pane_holding_the_focus_has_the_bright_border(tmp_path: Path) -> None:
@@ -154,3 +157,42 @@ async def test_the_results_table_works_its_styles_out_once_per_look(
             await pilot.pause()
             pilot.app.stylesheet.update_nodes([table])  # fresh, as DataTable would
             assert look(table) == looks[table.has_focus]
+
+
+async def test_a_pane_key_repaints_one_tab_bar_and_a_click_on_a_name_goes_there(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Textual's Tabs was six widgets: each pane key at 80x24 restyled the old and the new
+    tab and repainted the bar, every tab and the underline (~5 ms of a key's ~40). The tab
+    bar is one widget, restyled by no key and drawn once; it lights the pane the key
+    chose and marks the rule under its name; a click on a name goes there as its key does."""
+    async with replay_app(tmp_path, 165).run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        lab = pilot.app.lab
+        tabs = lab.query_one(PaneTabs)
+        restyled = count_restyled(monkeypatch)
+        drawn: list[str] = []
+        draw = PaneTabs._draw
+
+        def drawing(bar: PaneTabs, base: Style) -> list[Strip]:
+            drawn.append(bar.active)
+            return draw(bar, base)
+
+        monkeypatch.setattr(PaneTabs, "_draw", drawing)
+        for key, pane in zip("1234", PANES, strict=True):
+            restyled.clear()
+            drawn.clear()
+            await pilot.press(key)
+            await pilot.pause()
+            assert tabs.active == pane and lab.current_pane() == pane
+            assert tabs not in restyled
+            assert drawn == [pane]  # drawn once, for this pane
+            names, rule = (strip.text for strip in tabs.render_lines(tabs.region.reset_offset))
+            label = f" {pane.title()} "
+            start, heavy = names.index(label), "=" if ascii_mode() else "━"
+            assert rule[start : start + len(label)] == heavy * len(label)
+            assert rule.count(heavy) == len(label)  # under this name alone
+        await pilot.click(PaneTabs, offset=(names.index("Duration"), 0))
+        await pilot.pause()
+        assert lab.current_pane() == "duration" and tabs.active == "duration"
+        assert lab.focused is lab.main_widget("duration")  # as `2` goes there

@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 from textual.pilot import Pilot
-from textual.widgets import Tabs
 from textual.widgets._footer import FooterKey
 
 from explorer.lab.store.results import ResultStore
@@ -24,6 +23,7 @@ from explorer.tui.widgets.duration import DurationPane
 from explorer.tui.widgets.footer import LabFooter
 from explorer.tui.widgets.results import ResultsTable
 from explorer.tui.widgets.summary import SummaryCard
+from explorer.tui.widgets.tabs import PaneTabs
 from tests.support.app import connected, replay_app, settle, wait_for
 
 SIZES = [(80, 24), (100, 30), (120, 36), (200, 50)]
@@ -140,7 +140,7 @@ async def test_two_focuses_the_end_card_when_it_is_up(tmp_path: Path) -> None:
         await pilot.pause(0.1)
         card = app.lab.query_one(SummaryCard)
         assert app.focused is card and card.region.height > 0
-        assert app.lab.query_one(Tabs).active == "tab-duration"
+        assert app.lab.query_one(PaneTabs).active == "duration"
 
 
 async def test_a_replays_help_lists_its_keys_once_and_starts_at_the_top(tmp_path: Path) -> None:

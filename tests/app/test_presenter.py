@@ -14,7 +14,7 @@ import pytest
 from textual.geometry import Region
 from textual.pilot import Pilot
 from textual.widget import Widget
-from textual.widgets import Digits, Footer, Tabs
+from textual.widgets import Digits, Footer
 
 from explorer.analysis.card import card_lines
 from explorer.lab.store.replay import ReplaySource
@@ -25,6 +25,7 @@ from explorer.tui.widgets.activity import ActivityPane
 from explorer.tui.widgets.duration import DurationPane
 from explorer.tui.widgets.headline import Headline, headline_line
 from explorer.tui.widgets.summary import SummaryCard
+from explorer.tui.widgets.tabs import PaneTabs
 from tests.support.app import wait_for
 from tests.support.paths import FIXTURES, ROOT
 
@@ -91,7 +92,7 @@ async def assert_presented(pilot: Pilot[int], fixture: Path) -> None:
     lab = app.lab
     screen = lab.region
     assert lab.has_class("-present")
-    assert not lab.query_one(Tabs).display
+    assert not lab.query_one(PaneTabs).display
     duration, activity = lab.query_one(DurationPane), lab.query_one(ActivityPane)
     assert inside(duration, screen) and inside(activity, screen)
     # side by side: the same rows, the bars on the left
@@ -155,7 +156,7 @@ async def test_p_leaves_the_presenter_layout_and_comes_back(tmp_path: Path) -> N
         await pilot.press("P")
         await pilot.pause()
         assert not lab.has_class("-present")
-        assert lab.query_one(Tabs).display  # 100 columns: the four panes as tabs again
+        assert lab.query_one(PaneTabs).display  # 100 columns: the four panes as tabs again
         assert not lab.query_one(Headline).display
         await pilot.press("P")
         await pilot.pause()

@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 from rich.text import Text
 from textual.pilot import Pilot
-from textual.widgets import Tabs
 
 from explorer.analysis.card import card_lines
 from explorer.lab.store.replay import ReplaySource
@@ -30,6 +29,7 @@ from explorer.tui.widgets.header import ServerHeader
 from explorer.tui.widgets.log import LabLog
 from explorer.tui.widgets.results import ResultsTable
 from explorer.tui.widgets.summary import SummaryCard
+from explorer.tui.widgets.tabs import PaneTabs
 from tests.support.app import wait_for
 from tests.support.paths import DURABILITY
 from tests.support.server import leave_what_a_killed_pgwx_leaves
@@ -95,7 +95,7 @@ async def test_enter_on_the_card_opens_the_table(tmp_path: Path) -> None:
         assert app.focused is app.lab.query_one(SummaryCard)
         await pilot.press("enter")
         await pilot.pause()
-        assert app.lab.query_one(Tabs).active == "tab-results"
+        assert app.lab.query_one(PaneTabs).active == "results"
         table = app.lab.query_one(ResultsTable)
         assert app.focused is table
         assert table.row_count == len(app.lab.view.summary)
@@ -254,11 +254,11 @@ async def test_p_on_another_tab_shows_the_pane_it_changes(tmp_path: Path) -> Non
     async with replay_app(tmp_path).run_test(size=(80, 24)) as pilot:
         await replayed(pilot)
         await pilot.press("1")
-        assert pilot.app.lab.query_one(Tabs).active == "tab-knobs"
+        assert pilot.app.lab.query_one(PaneTabs).active == "knobs"
         await pilot.press("p")
         await pilot.pause()
         lab = pilot.app.lab
-        assert lab.query_one(Tabs).active == "tab-duration"
+        assert lab.query_one(PaneTabs).active == "duration"
         assert lab.query_one("#duration-bars").region.height > 0
 
 

@@ -21,7 +21,7 @@ from textual.reactive import Reactive, reactive
 from textual.screen import Screen
 from textual.timer import Timer
 from textual.widget import Widget
-from textual.widgets import DataTable, Tab, Tabs
+from textual.widgets import DataTable
 
 from explorer.analysis import servers
 from explorer.analysis.report import to_markdown
@@ -58,6 +58,7 @@ from explorer.tui.widgets.knobs import KnobPanel
 from explorer.tui.widgets.log import LabLog
 from explorer.tui.widgets.results import MechanismLine, ResultsTable
 from explorer.tui.widgets.summary import SummaryCard
+from explorer.tui.widgets.tabs import PaneTabs
 
 LEVEL_STYLE = {"info": "", "warning": "yellow", "error": "bold red"}
 """Log level → style (the mark, readable without colour, is `stream.LEVEL_MARK`'s)."""
@@ -179,21 +180,13 @@ class LabScreen(Screen[None]):
         defer = at is not None and level == "info" and self.view.running
         self.query_one(LabLog).add(line, defer=defer, hang=hang)
 
-    def set_tab(self, pane: str, *, key: bool = False) -> None:
-        """Make a pane the current one: its tab, where the tabs show (narrow or short
-        terminals); where they do not, the pane marked current (the one beside the chart in
-        the presenter layout).
-
-        `key`: for 1–4 and the chart keys, where the tabs are hidden the Tabs widget is left
-        as it is — setting its tab restyled its tabs and underline for nothing, a fifth of
-        `4` in the grid — and `_lay_out` brings it up to date when it shows.
-        """
-        if key and not self._tabs_shown():
-            self._show_pane(pane)
-            return
-        self.query_one(Tabs).active = f"tab-{pane}"
-        if not self._tabs_shown():
-            self._show_pane(pane)  # its tab may be set already (left behind by a key)
+    def set_tab(self, pane: str) -> None:
+        """Make a pane the current one: the one shown, its tab lit, where the tabs show
+        (narrow or short terminals); beside the chart in the presenter layout; marked in the
+        grid. The tab bar follows even while hidden (one widget: nothing is restyled), so
+        it is right when a narrower terminal shows it."""
+        self.query_one(PaneTabs).active = pane
+        self._show_pane(pane)
 
     def _tabs_shown(self) -> bool:
         """Whether the layout shows the tabs (app.tcss), from the layout classes: the
@@ -223,7 +216,7 @@ class LabScreen(Screen[None]):
                 widget.update_classes(classes, update=False)
                 restyle(widget)
         focused = self.focused
-        one_at_a_time = self.query_one(Tabs).display or self.has_class("-present")
+        one_at_a_time = self._tabs_shown() or self.has_class("-present")
         if focused is None or not one_at_a_time:
             return
         if self.has_class("-present") and pane not in LEFT_PANES:
@@ -277,7 +270,7 @@ class LabScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         """Header, tabs (narrow terminals), the four panes, log, footer."""
         yield ServerHeader(id="header").data_bind(LabScreen.caps)
-        yield Tabs(*(Tab(p.title(), id=f"tab-{p}") for p in PANES), id="tabs")
+        yield PaneTabs(PANES, id="tabs")
         yield Headline(id="headline")
         with Container(id="panes"):
             yield KnobPanel(
@@ -339,11 +332,6 @@ class LabScreen(Screen[None]):
         was = self.has_class("-present")
         classes = layout_classes(width, height, self.present)
         self.update_classes(classes, animate=False)
-        tabs = self.query_one(Tabs)
-        current = f"tab-{self.current_pane()}"
-        if (classes["-narrow"] or classes["-short"]) and not classes["-present"]:
-            if tabs.active != current:
-                tabs.active = current  # its tab, set while the tabs were hidden
         if classes["-present"] and not was and self.present is None:
             self.note(f"presenter layout at {width}x{height}; P for the usual panes")
 
@@ -353,9 +341,10 @@ class LabScreen(Screen[None]):
         self._lay_out(self.size.width, self.size.height)
         self.note("presenter layout " + ("on" if self.present else "off") + " (P toggles)")
 
-    @on(Tabs.TabActivated)
-    def _tab_activated(self, event: Tabs.TabActivated) -> None:
-        self._show_pane((event.tab.id or "tab-knobs").removeprefix("tab-"))
+    @on(PaneTabs.Chosen)
+    def _tab_chosen(self, event: PaneTabs.Chosen) -> None:
+        """A click on a tab: that pane, as its key (1–4) goes there."""
+        self.action_pane(event.pane)
 
     # ------------------------------------------------------------------ repaint
     @on(RunController.Said)
@@ -788,7 +777,7 @@ class LabScreen(Screen[None]):
     def action_chart(self, mode: str) -> None:
         """Show WAL, pg_stat_io or wait events in the activity chart."""
         self.query_one(ActivityPane).mode = mode  # type: ignore[assignment]
-        self.set_tab("activity", key=True)
+        self.set_tab("activity")
 
     def action_next_phase(self) -> None:
         """Compare another phase in the duration bars, and show them.
@@ -802,13 +791,12 @@ class LabScreen(Screen[None]):
             return
         duration.show_summary(None)
         self.sync_headline()
-        if not duration.is_on_screen or self.query_one(Tabs).display:
+        if not duration.is_on_screen or self._tabs_shown():
             self.set_tab("duration")
 
     def action_pane(self, pane: str) -> None:
         """Go to a pane (a tab on narrow terminals) and focus its main widget."""
-        self.set_tab(pane, key=True)
-        self._show_pane(pane)  # at once: the widget to focus must be displayed already
+        self.set_tab(pane)  # at once: the widget to focus must be displayed already
         self.main_widget(pane).focus()
 
     def action_help(self) -> None:
