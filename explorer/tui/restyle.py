@@ -4,33 +4,64 @@ Textual restyles a node *and every node under it* when its classes or its focus 
 a rule such as `Pane.-x Label` or `Pane:focus Label` could depend on it. The lab's rules do not:
 a pane's classes set only the pane's own display and border, and no rule styles a pane's
 children by the pane's focus. So the lab restyles the one node, which keeps `1`–`4` (a class
-change on two panes and a focus move) from re-applying the stylesheet to ~290 nodes per key.
+change on two panes and a focus move) from re-applying the stylesheet to ~290 nodes per key;
+and a key's marks on a pane (current, focused) are one restyle of it (`restyled_once`).
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from textual._context import NoActiveAppError
 from textual.css.styles import RenderStyles, RulesMap
 from textual.dom import DOMNode
 from textual.widget import Widget
 
+_batches: list[list[DOMNode]] = []
+"""Restyles asked for inside `restyled_once`, innermost last."""
+
 
 def restyle(node: DOMNode) -> None:
-    """Re-apply the stylesheet to this node alone (not to its children)."""
+    """Re-apply the stylesheet to this node alone (not to its children); inside
+    `restyled_once`, when it ends."""
+    if _batches:
+        batch = _batches[-1]
+        if all(kept is not node for kept in batch):
+            batch.append(node)
+        return
+    _apply([node])
+
+
+def _apply(nodes: list[DOMNode]) -> None:
     try:
-        node.app.stylesheet.update_nodes([node], animate=False)
+        nodes[0].app.stylesheet.update_nodes(nodes, animate=False)
     except NoActiveAppError:
         pass  # not in an app (yet): it is styled when mounted
 
 
-class FocusRestylesSelf:
-    """For a container that takes the focus itself (a scrolling pane): a focus change
-    restyles the container only, as no rule styles its children by its focus."""
+@contextmanager
+def restyled_once() -> Iterator[None]:
+    """Restyle each node asked for inside once, at the end: a pane key marks a pane
+    current and then focused (or a pane neither), a restyle each."""
+    batch: list[DOMNode] = []
+    _batches.append(batch)
+    try:
+        yield
+    finally:
+        _batches.pop()
+        if batch:
+            _apply(batch)
+
+
+class NoFocusStyles:
+    """For a pane that takes the focus itself (a scrolling pane): no rule styles it, or
+    anything in it, by its focus — its border lights up by the `-focused` class the lab sets
+    (`LabScreen.watch_focused`), restyled with the pane's other marks — so its own focus
+    change restyles nothing (`tests/app/test_focus_cost.py` checks the stylesheet's rules)."""
 
     def watch_has_focus(self, _has_focus: bool) -> None:
         """Replaces Widget.watch_has_focus, which restyles the whole subtree."""
-        assert isinstance(self, DOMNode)
-        restyle(self)
 
 
 class FocusStylesKept:

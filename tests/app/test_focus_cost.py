@@ -196,3 +196,34 @@ async def test_a_pane_key_repaints_one_tab_bar_and_a_click_on_a_name_goes_there(
         await pilot.pause()
         assert lab.current_pane() == "duration" and tabs.active == "duration"
         assert lab.focused is lab.main_widget("duration")  # as `2` goes there
+
+
+@pytest.mark.parametrize("size", [(80, 24), (100, 30)], ids=["80x24-tab", "100x30-present"])
+async def test_a_pane_key_restyles_each_node_once(
+    tmp_path: Path, size: tuple[int, int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pane key marks one pane current and focused and unmarks another: each change was a
+    restyle of its own (its tab, its focus mark, then its own focus), two or three per pane.
+    Each node is now restyled once a key, and a pane's own focus restyles nothing — no rule
+    styles a pane by its focus, which a fresh restyle of each focused pane shows here."""
+    async with replay_app(tmp_path, 165).run_test(size=size) as pilot:
+        await settle(pilot)
+        lab = pilot.app.lab
+        restyled = count_restyled(monkeypatch)
+        for key in "1234i21w4":
+            restyled.clear()
+            await pilot.press(key)
+            await pilot.pause()
+            await pilot.pause()
+            assert restyled, key
+            twice = {node for node in restyled if restyled.count(node) > 1}
+            assert not twice, (key, twice)
+        for pane in lab.query(".pane"):
+            if not pane.can_focus:
+                continue  # the results pane: its table takes the focus
+            lab.set_focus(pane)
+            await pilot.pause()
+            assert pane.has_focus and pane.has_class("-focused")
+            look = pane.styles.base.get_rules()
+            pilot.app.stylesheet.update_nodes([pane])
+            assert pane.styles.base.get_rules() == look, pane

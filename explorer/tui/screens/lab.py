@@ -47,7 +47,7 @@ from explorer.text import printable
 from explorer.tui.config import LabConfig
 from explorer.tui.controller import RunController
 from explorer.tui.keys import LAB_KEYS, PANES, lab_bindings
-from explorer.tui.restyle import restyle
+from explorer.tui.restyle import restyle, restyled_once
 from explorer.tui.screens.help import HelpScreen
 from explorer.tui.widgets.activity import ActivityPane
 from explorer.tui.widgets.duration import DurationPane
@@ -225,7 +225,9 @@ class LabScreen(Screen[None]):
             if name == pane or (self.has_class("-present") and name not in LEFT_PANES):
                 continue
             if self.query_one(f"#{name}") in (focused, *focused.ancestors):
-                self.main_widget(pane).focus()
+                # At once (not after this handler, as `focus()` does): the pane's focus
+                # mark is then restyled with its tab (see `restyled_once`).
+                self.set_focus(self.main_widget(pane))
                 return
 
     def watch_focused(self, old: Widget | None, new: Widget | None) -> None:
@@ -777,7 +779,8 @@ class LabScreen(Screen[None]):
     def action_chart(self, mode: str) -> None:
         """Show WAL, pg_stat_io or wait events in the activity chart."""
         self.query_one(ActivityPane).mode = mode  # type: ignore[assignment]
-        self.set_tab("activity")
+        with restyled_once():
+            self.set_tab("activity")
 
     def action_next_phase(self) -> None:
         """Compare another phase in the duration bars, and show them.
@@ -795,9 +798,11 @@ class LabScreen(Screen[None]):
             self.set_tab("duration")
 
     def action_pane(self, pane: str) -> None:
-        """Go to a pane (a tab on narrow terminals) and focus its main widget."""
-        self.set_tab(pane)  # at once: the widget to focus must be displayed already
-        self.main_widget(pane).focus()
+        """Go to a pane (a tab on narrow terminals) and focus its main widget: each pane
+        the key marks (current, focused) restyled once."""
+        with restyled_once():
+            self.set_tab(pane)
+            self.set_focus(self.main_widget(pane))
 
     def action_help(self) -> None:
         """Keys and panes."""

@@ -13,7 +13,7 @@ from textual.widgets import Static
 from explorer.analysis.units import human_bytes, human_count
 from explorer.lab.view.runstate import RunView
 from explorer.models import Capabilities
-from explorer.tui.restyle import FocusRestylesSelf
+from explorer.tui.restyle import NoFocusStyles
 from explorer.tui.widgets.chart import (
     ChartSpec,
     LineSpec,
@@ -43,7 +43,7 @@ FLUSH_NOTE = "client backend counters arrive when it idles"
 """Why the client backend's pg_stat_io rows jump: they are published when it goes idle."""
 
 
-class ActivityPane(FocusRestylesSelf, Vertical):
+class ActivityPane(NoFocusStyles, Vertical):
     """Chart of what the server is doing, with a one-line reading under it.
 
     Args:

@@ -17,7 +17,7 @@ from textual.widgets import Static
 from explorer.analysis.report import SummaryRow
 from explorer.lab.view.runstate import RunView
 from explorer.models import RunRecord
-from explorer.tui.restyle import FocusRestylesSelf
+from explorer.tui.restyle import NoFocusStyles
 from explorer.tui.widgets.fit import FitWidth
 from explorer.tui.widgets.summary import SummaryCard
 
@@ -155,7 +155,7 @@ def _repaint(
     return lines, look
 
 
-class DurationPane(FocusRestylesSelf, VerticalScroll):
+class DurationPane(NoFocusStyles, VerticalScroll):
     """Elapsed time, phase and progress of the trial in flight; median bars per variant.
 
     Args:

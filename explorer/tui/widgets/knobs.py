@@ -31,7 +31,7 @@ from explorer.lab.profiles.availability import unavailable_reason
 from explorer.lab.workloads import build_workload
 from explorer.models import Capabilities, FkTiming, Knobs, Profile, TableKind, Toast
 from explorer.tui.glyphs import glyph
-from explorer.tui.restyle import FocusRestylesSelf
+from explorer.tui.restyle import NoFocusStyles
 
 
 @dataclass(frozen=True)
@@ -256,7 +256,7 @@ class ServerBox(Checkbox):
         return Content("[x]" if self.value else "[ ]")
 
 
-class KnobPanel(FocusRestylesSelf, VerticalScroll):
+class KnobPanel(NoFocusStyles, VerticalScroll):
     """Profile picker, size and the variant's knobs.
 
     Args:
