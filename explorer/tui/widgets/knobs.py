@@ -173,6 +173,8 @@ class KnobSelect(Select[Any]):
         """Their labels, in the same order."""
         self.unavailable: dict[Any, str] = {}
         """Value → why the server cannot do it."""
+        self._lift = 0
+        """Rows the open list is moved up to stay inside the panel (see `_keep_inside`)."""
 
     def on_mount(self) -> None:
         """Apply the disabled choices once the option list exists."""
@@ -224,6 +226,7 @@ class KnobSelect(Select[Any]):
     def watch_expanded(self, expanded: bool) -> None:
         """Keep the open list off the panel's border (it is drawn over the screen)."""
         overlay = self.query_one("SelectOverlay", OptionList)
+        self._lift = 0
         overlay.styles.offset = (0, 0)
         if expanded:
             self.call_after_refresh(self._keep_inside)
@@ -236,15 +239,24 @@ class KnobSelect(Select[Any]):
                 return label
         return ""
 
-    def _keep_inside(self) -> None:
+    def _keep_inside(self, checks: int = 3) -> None:
+        """Move the open list up by what it would hang below the panel's border.
+
+        Checked again after the next screen updates: the list may not be laid out yet at
+        the first (a busy machine), and the panel may scroll the select into view after.
+        """
         panel = next((a for a in self.ancestors if isinstance(a, KnobPanel)), None)
         overlay = self.query_one("SelectOverlay", OptionList)
-        if panel is None or not self.expanded or not overlay.region:
+        if panel is None or not self.expanded:
             return
-        top, bottom = panel.region.y + 1, panel.region.bottom - 1  # inside the border
-        over = overlay.region.bottom - bottom
-        if over > 0:
-            overlay.styles.offset = (0, -min(over, max(overlay.region.y - top, 0)))
+        if overlay.region:
+            top, bottom = panel.region.y + 1, panel.region.bottom - 1  # inside the border
+            over = overlay.region.bottom - bottom
+            if over > 0:
+                self._lift += min(over, max(overlay.region.y - top, 0))
+                overlay.styles.offset = (0, -self._lift)
+        if checks > 1:
+            self.call_after_refresh(self._keep_inside, checks - 1)
 
 
 class ServerBox(Checkbox):
