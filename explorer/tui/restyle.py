@@ -73,6 +73,11 @@ class FocusStylesKept:
     hover…), its ancestors', the theme and the stylesheet itself (a new one forgets them).
     """
 
+    _styles_kept: tuple[object, dict[object, tuple[RulesMap, dict[str, RenderStyles]]]] | None = (
+        None
+    )
+    """(the stylesheet's rules they were worked out by, styles by state)."""
+
     def watch_has_focus(self, _has_focus: bool) -> None:
         """Replaces Widget.watch_has_focus, which works the styles out each time."""
         assert isinstance(self, Widget)
@@ -81,11 +86,9 @@ class FocusStylesKept:
         except NoActiveAppError:
             return  # not in an app (yet): it is styled when mounted
         rules = stylesheet.rules
-        kept: dict[object, tuple[RulesMap, dict[str, RenderStyles]]]
-        kept_for, kept = self.__dict__.get("_styles_kept", (None, {}))
-        if kept_for is not rules:
-            kept = {}
-            self.__dict__["_styles_kept"] = (rules, kept)
+        if self._styles_kept is None or self._styles_kept[0] is not rules:
+            self._styles_kept = (rules, {})
+        kept = self._styles_kept[1]
         state = (
             self.app.theme,
             *(

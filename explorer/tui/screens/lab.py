@@ -189,15 +189,15 @@ class LabScreen(Screen[None]):
         self._show_pane(pane)
 
     def _tabs_shown(self) -> bool:
-        """Whether the layout shows the tabs (app.tcss), from the layout classes: the
-        Tabs' own display lags a class change until the next restyle."""
+        """Whether the layout shows the tabs (app.tcss), from the layout classes: the tab
+        bar's own display lags a class change until the next restyle."""
         return (self.has_class("-narrow") or self.has_class("-short")) and not self.has_class(
             "-present"
         )
 
     def current_pane(self) -> str:
-        """The pane marked current (see `set_tab`)."""
-        return next((n for n in PANES if self.query_one(f"#{n}").has_class("-current")), "knobs")
+        """The pane made current (see `set_tab`): the tab bar's, shown or not."""
+        return self.query_one(PaneTabs).active
 
     def _show_pane(self, pane: str) -> None:
         """Mark the pane current (the one shown on narrow terminals, and beside the chart in

@@ -78,6 +78,8 @@ class PaneTabs(Widget):
         super().__init__(id=id)
         self.panes = tuple(panes)
         """The panes, in order; each is shown by its name, title-cased."""
+        self._labels = tuple(f" {pane.title()} " for pane in self.panes)
+        """Each pane's name as shown, a space either side."""
         self.set_reactive(PaneTabs.active, self.panes[0])
         self._drawn: tuple[object, list[Strip]] | None = None
         """(what the rows were drawn for, the rows): see `render_line`."""
@@ -108,7 +110,7 @@ class PaneTabs(Widget):
         heavy, light = ("=", "-") if ascii_mode() else ("━", "─")  # apart without colour
         names: list[Segment] = []
         under: list[Segment] = []
-        for pane, label in zip(self.panes, self._labels(), strict=True):
+        for pane, label in zip(self.panes, self._labels, strict=True):
             here = pane == self.active
             names.append(Segment(label, current if here else tab))
             under.append(Segment((heavy if here else light) * len(label), mark if here else rule))
@@ -116,14 +118,10 @@ class PaneTabs(Widget):
         under.append(Segment(light * max(0, width - sum(len(s.text) for s in under)), rule))
         return [Strip(row).adjust_cell_length(width, base).crop(0, width) for row in (names, under)]
 
-    def _labels(self) -> list[str]:
-        """Each pane's name as shown, a space either side."""
-        return [f" {pane.title()} " for pane in self.panes]
-
     def on_click(self, event: events.Click) -> None:
         """A click on a pane's name (either row) chooses that pane."""
         x = event.x
-        for pane, label in zip(self.panes, self._labels(), strict=True):
+        for pane, label in zip(self.panes, self._labels, strict=True):
             if 0 <= x < len(label):
                 self.post_message(self.Chosen(pane))
                 return
