@@ -814,7 +814,8 @@ def cmd_new(args: argparse.Namespace) -> int:
 def cmd_check(args: argparse.Namespace) -> int:
     """`pgwx check FILE`: every problem as one sentence, or what each variant will do."""
     from explorer.lab.profiles.catalog import find_profile
-    from explorer.lab.profiles.check import check_file, check_on_server
+    from explorer.lab.profiles.check import check_file
+    from explorer.lab.run.checking import check_on_server
 
     path = find_profile(args.profile, lambda m: print(f"pgwx: {m}", file=sys.stderr))
     report = check_file(path)

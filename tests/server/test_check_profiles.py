@@ -16,9 +16,10 @@ from explorer.lab.profiles.catalog import (
     list_profiles,
     load_profile,
 )
-from explorer.lab.profiles.check import CheckReport, check_file, check_on_server
+from explorer.lab.profiles.check import CheckReport, check_file
 from explorer.lab.profiles.tomlines import locate
 from explorer.lab.profiles.userprofile import write_new_profile
+from explorer.lab.run.checking import check_on_server
 from explorer.server.connect import Target
 from tests.support.paths import EXAMPLES
 
@@ -136,16 +137,21 @@ async def test_check_parses_sql_without_running_it(pg18: Target, tmp_path: Path)
         report = await _server_check(pg18, path)
         at = f"{path}:{line_of(text, 'VACUM')}: field params.phases[1].sql:"
         assert report.problems == [
+            # Planned as the fenced role a run makes (issue 34): the server names the table.
             f"{path}:{line_of(text, 'pgwx_check_probe')}: field params.phases[0].sql: this "
-            "statement would write public.pgwx_check_probe, outside pgwx's schema; pgwx only "
-            "writes the tables a profile declares (use {name} for them, and prepare.source to "
-            "read yours).",
+            "statement would write or read outside pgwx's schema (permission denied for table "
+            "pgwx_check_probe); your SQL runs as a role that may only use the tables a profile "
+            "declares (use {name} for them, and prepare.source to bring your data in).",
             f'{at} syntax error at or near "VACUM".',
             f'{at} column "nope" does not exist.',
         ]
         # Parsed, planned, never executed; and nothing of pgwx is left behind.
         assert await conn.fetchval("SELECT count(*) FROM public.pgwx_check_probe") == 0
         assert await conn.fetchval("SELECT to_regnamespace('pgwx_lab')") is None
+        assert not await conn.fetch(
+            "SELECT 1 FROM pg_namespace WHERE nspname LIKE 'pgwx\\_lab\\_check%' UNION ALL "
+            "SELECT 1 FROM pg_roles WHERE rolname LIKE 'pgwx\\_%\\_check%'"
+        )
     finally:
         await conn.execute("DROP TABLE public.pgwx_check_probe")
         await conn.close()
@@ -271,13 +277,20 @@ async def test_check_as_a_user_without_create_says_so(pg18: Target, tmp_path: Pa
     try:
         plain = Target(bundled=pg18.bundled, overrides={"user": "pgwx_plain_user"})
         path = write(tmp_path, GOOD)
+        # Issue 34: no role can fence its SQL here, so the SQL is not checked (not ok).
+        report = await _server_check(plain, path)
+        assert report.problems == [
+            f"{path}: the profile's SQL was not checked: pgwx checks it only as the fenced role "
+            "a run would make, and pgwx_plain_user may not create roles here (no CREATEROLE); "
+            "check it as a user with CREATEROLE (pgwx run refuses it here as well, unless "
+            "--trust-sql)."
+        ]
+        await conn.execute("ALTER ROLE pgwx_plain_user CREATEROLE")
         report = await _server_check(plain, path)
         assert report.problems == [
             f"{path}: pgwx cannot work on this server: permission denied for database postgres "
             "(it needs to create schemas of its own, pgwx_lab_…)."
         ]
-        # Issue 19: and `pgwx run` would refuse its SQL here: no role can fence it.
-        assert any("no CREATEROLE" in s and "--trust-sql" in s for s in report.skipped)
     finally:
         await conn.execute("DROP ROLE pgwx_plain_user")
         await conn.close()

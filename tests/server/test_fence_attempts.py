@@ -25,7 +25,8 @@ import asyncpg
 import pytest
 
 from explorer.lab.profiles.catalog import ProfileError, find_profile
-from explorer.lab.profiles.check import check_file, check_on_server
+from explorer.lab.profiles.check import check_file
+from explorer.lab.run.checking import check_on_server
 from explorer.lab.run.fence import build_fence, tear_down
 from explorer.lab.run.runner import Runner, RunOptions
 from explorer.lab.run.session import recover

@@ -40,3 +40,21 @@ def hostile_recording(tmp_path: Path) -> Path:
     data["run"]["profile"]["title"] = "title \x1b[31mred\x1b[0m"
     data["events"].insert(1, {"at": 0.0, "kind": "notice", "message": "note \x1b]2;T\x07"})
     return write_recording(data, tmp_path / "hostile.pgwx")
+
+
+SPLIT_CASES = [
+    ("SELECT E'\\''; COPY t TO PROGRAM 'x'; SELECT 'y'",
+     ["SELECT E'\\''", "COPY t TO PROGRAM 'x'", "SELECT 'y'"]),
+    ("SELECT e'a\\\\'; SELECT 2", ["SELECT e'a\\\\'", "SELECT 2"]),
+    ("SELECT 'a\\'; SELECT 2", ["SELECT 'a\\'", "SELECT 2"]),
+    ("SELECT E'a'\n'\\''; SELECT 2", ["SELECT E'a'\n'\\''", "SELECT 2"]),
+    ("SELECT 1 AS a$b$; COPY t; SELECT $b$", ["SELECT 1 AS a$b$", "COPY t", "SELECT $b$"]),
+    ("SELECT $b$;$b$; SELECT 2", ["SELECT $b$;$b$", "SELECT 2"]),
+    ("/* /* */ ; */ SELECT 1; SELECT 2", ["/* /* */ ; */ SELECT 1", "SELECT 2"]),
+    ('SELECT 1 AS "a;""b"; SELECT 2', ['SELECT 1 AS "a;""b"', "SELECT 2"]),
+    ("SELECT U&'d\\0061t\\+000061'; SELECT 2", ["SELECT U&'d\\0061t\\+000061'", "SELECT 2"]),
+    ("SELECT 1 -- ; no\n; ;; SELECT 2", ["SELECT 1 -- ; no", "SELECT 2"]),
+    ("SELECT xe'a'; SELECT 2", ["SELECT xe'a'", "SELECT 2"]),
+]  # fmt: skip
+"""(script, the statements PostgreSQL's lexer cuts it into): strings, escape strings and
+their continuations, dollar quotes and names with $, nested comments (issue 34)."""

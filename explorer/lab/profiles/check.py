@@ -1,17 +1,17 @@
 """`pgwx check FILE`: validate a profile against a server without running it.
 
 Three layers, each one sentence per problem that names the TOML line and field: the file's
-shape (TOML, the Profile model, the workload's parameters); then, on the server, inside one
-transaction that is always rolled back, every variant's tables created with its knobs applied;
-then every SQL statement parsed with PREPARE (queries and DML) or inside a DO block that
-returns before it runs (utility statements) — nothing executes. Variants the server cannot
-run are listed with the reason they will be skipped, as the runner would skip them.
+shape (TOML, the Profile model, the workload's parameters); then, on the server and logged in
+as the fenced roles a run would make (`explorer.lab.run.checking`), inside one transaction
+that is always rolled back, every variant's tables created with its knobs applied, one
+statement at a time; then every SQL statement parsed (a Parse message: one statement, never
+executed) and, for queries and DML, planned. Variants the server cannot run are listed with
+the reason they will be skipped, as the runner would skip them.
 """
 
 from __future__ import annotations
 
 import re
-import secrets
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,30 +20,21 @@ from typing import Any
 import asyncpg
 from pydantic import BaseModel, ValidationError
 
-from explorer.lab.profiles.availability import unavailable_reason
 from explorer.lab.profiles.catalog import ProfileError, load_profile
 from explorer.lab.profiles.tomlines import locate
-from explorer.lab.scope import SCHEMA, run_scope, schema
-from explorer.lab.workloads import KINDS, build_workload, workload_class
-from explorer.lab.workloads.base import Workload
-from explorer.lab.workloads.sql import SqlWorkload, one_line
+from explorer.lab.workloads import KINDS, workload_class
+from explorer.lab.workloads.sql import SqlWorkload, one_line, run_one
 from explorer.lab.workloads.sql_guard import (
-    PLANNABLE,
-    TRANSACTION_CONTROL,
     OutsideFence,
     Unplannable,
-    first_word,
     forbidden,
     not_allowed,
-    other_schemas,
     outside_fence,
     outside_write,
     refusal,
 )
 from explorer.lab.workloads.sql_spec import field_name
 from explorer.models import Profile
-from explorer.server.capabilities import probe
-from explorer.server.connect import Target
 
 
 @dataclass
@@ -69,7 +60,7 @@ class CheckReport:
 # --------------------------------------------------------------------------- lines
 
 
-def _sentence(path: Path, text: str, loc: tuple[int | str, ...], msg: str) -> str:
+def problem_sentence(path: Path, text: str, loc: tuple[int | str, ...], msg: str) -> str:
     line = locate(text, loc)
     at = f"{path}:{line}" if line else str(path)
     msg = msg.removeprefix("Value error, ").rstrip(".")
@@ -82,7 +73,9 @@ def _validation_problems(
     try:
         model.model_validate(data)
     except ValidationError as exc:
-        return [_sentence(path, text, (*prefix, *err["loc"]), err["msg"]) for err in exc.errors()]
+        return [
+            problem_sentence(path, text, (*prefix, *err["loc"]), err["msg"]) for err in exc.errors()
+        ]
     return []
 
 
@@ -122,109 +115,31 @@ def check_file(path: Path) -> CheckReport:
     prepare = report.profile.params.get("prepare") or {}
     if isinstance(prepare.get("file"), str) and not Path(prepare["file"]).is_file():
         loc = ("params", "prepare", "file")
-        report.problems.append(_sentence(path, text, loc, f"no file {prepare['file']}"))
+        report.problems.append(problem_sentence(path, text, loc, f"no file {prepare['file']}"))
     return report
 
 
 # --------------------------------------------------------------------------- server
+# The helpers below take a session that is logged in as the run's fenced role: the
+# server-side check itself is `explorer.lab.run.checking.check_on_server`.
 
 
 async def parse_only(conn: asyncpg.Connection, statement: str) -> str | None:
-    """Parse (and, for queries and DML, plan) one statement without running it."""
-    first = first_word(statement)
-    if first in TRANSACTION_CONTROL:
-        return None
-    if first in PLANNABLE:
-        sql = f"PREPARE pgwx_check AS {statement}"
-    else:
-        # PL/pgSQL parses every statement of a block when it compiles it; RETURN comes first.
-        sql = f"DO $pgwx_check$ BEGIN RETURN; {statement}; END $pgwx_check$"
+    """Parse (and, for queries and DML, analyse) one statement without running it.
+
+    The statement is sent in a Parse message of the extended protocol, which the server takes
+    as exactly one statement ("cannot insert multiple commands into a prepared statement"
+    otherwise) and never executes: no text around it that a profile could close.
+    """
     try:
         async with conn.transaction():
-            await conn.execute(sql)
+            await conn.prepare(statement)
     except asyncpg.PostgresError as exc:
         return one_line(exc)
-    if first in PLANNABLE:
-        await conn.execute("DEALLOCATE pgwx_check")
     return None
 
 
-async def check_on_server(target: Target, path: Path, report: CheckReport) -> None:
-    """Create every variant's tables and parse every statement, all rolled back.
-
-    The tables go in a schema of a fresh name (`pgwx_lab_check_<random>`), never into a
-    schema that exists already, whoever made it.
-    """
-    with run_scope(f"check-{secrets.token_hex(4)}"):
-        await _check_on_server(target, path, report)
-
-
-async def _check_on_server(target: Target, path: Path, report: CheckReport) -> None:
-    profile = report.profile
-    assert profile is not None
-    text = report.text
-    workload: Workload = build_workload(profile)
-    conn = await target.connect("check")
-    try:
-        caps = await probe(conn, owned=target.owned)
-        if workload.runs_user_sql and not await conn.fetchval(
-            "SELECT rolsuper OR rolcreaterole FROM pg_roles WHERE rolname = current_user"
-        ):
-            report.skipped.append(
-                f"{path}: pgwx run refuses this profile here: its SQL runs as a role pgwx "
-                "creates for the run, and this user may not create roles (no CREATEROLE); "
-                "--trust-sql runs it unfenced, as this user."
-            )
-        parsed = False
-        for index, variant in enumerate(profile.variants):
-            vloc = ("variants", index)
-            reason = unavailable_reason(variant.knobs, caps, allow_risky=False, workload=workload)
-            if reason:
-                line = locate(text, (*vloc, "knobs"))
-                report.skipped.append(
-                    f"{path}:{line}: variant {variant.name} will be skipped here: {reason}."
-                )
-                continue
-            if not isinstance(workload, SqlWorkload):
-                report.plan[variant.name] = [
-                    f"{profile.workload} workload: {variant.knobs.describe()}"
-                ]
-                continue
-            with run_scope(""):  # the plan names the schema as pgwx_lab, not the check's
-                described = workload.describe(variant.knobs)
-            report.plan[variant.name] = [
-                *(f"set {k} = {v}" for k, v in variant.knobs.server_settings().items()),
-                *described,
-            ]
-            tx = conn.transaction()
-            await tx.start()
-            try:
-                try:
-                    await conn.execute(f"CREATE SCHEMA {schema()}")
-                except asyncpg.PostgresError as exc:
-                    report.problems.append(
-                        f"{path}: pgwx cannot work on this server: {one_line(exc)} (it needs "
-                        f"to create schemas of its own, {SCHEMA}_…)."
-                    )
-                    return
-                await conn.execute(f"SET LOCAL search_path = {schema()}")
-                if not await _create(conn, workload, variant, path, text, report):
-                    continue
-                if not parsed:
-                    parsed = True
-                    schemas = await other_schemas(conn)
-                    for loc, statement in workload.statements(workload.names(variant.knobs)):
-                        why = await _statement_problem(conn, statement, schemas)
-                        if why:
-                            report.problems.append(_sentence(path, text, loc, why))
-                    await _check_source(conn, workload, path, text, report)
-            finally:
-                await tx.rollback()
-    finally:
-        await conn.close()
-
-
-async def _statement_problem(conn: asyncpg.Connection, statement: str, schemas: set[str]) -> str:
+async def statement_problem(conn: asyncpg.Connection, statement: str, schemas: set[str]) -> str:
     """What is wrong with one statement ('' when nothing pgwx can see before it runs)."""
     what = forbidden(statement)
     if what:
@@ -241,7 +156,7 @@ async def _statement_problem(conn: asyncpg.Connection, statement: str, schemas: 
     return refusal("this statement", written) if written else ""
 
 
-async def _create(
+async def create_tables(
     conn: asyncpg.Connection,
     workload: SqlWorkload,
     variant: Any,
@@ -249,7 +164,11 @@ async def _create(
     text: str,
     report: CheckReport,
 ) -> bool:
-    """Create the variant's tables and late FKs; False (with a problem) at the first failure."""
+    """Create the variant's tables and late FKs; False (with a problem) at the first failure.
+
+    Each step is one statement to the server (`run_one`): a table's columns, `with` or a
+    foreign key's columns cannot carry a second statement, nor a COMMIT.
+    """
     steps = list(workload.create_steps(variant.knobs))
     for after in workload.fk_steps(variant.knobs).values():
         steps += [sql for _name, sql in after]
@@ -257,12 +176,12 @@ async def _create(
     for step in steps:
         try:
             async with conn.transaction():
-                await conn.execute(step)
+                await run_one(conn, step)
         except asyncpg.PostgresError as exc:
             table = _table_of(workload, step)
             loc: tuple[Any, ...] = ("params", "tables", table) if table is not None else ()
             report.problems.append(
-                _sentence(
+                problem_sentence(
                     path,
                     text,
                     loc or ("variants", index),
@@ -280,7 +199,7 @@ def _table_of(workload: SqlWorkload, step: str) -> int | None:
     return None
 
 
-async def _check_source(
+async def source_problem(
     conn: asyncpg.Connection, workload: SqlWorkload, path: Path, text: str, report: CheckReport
 ) -> None:
     prep = workload.params.prepare
@@ -294,10 +213,10 @@ async def _check_source(
         )
         if not readable:
             report.problems.append(
-                _sentence(
+                problem_sentence(
                     path,
                     text,
                     ("params", "prepare", "source"),
-                    f"{prep.source} does not exist here or this user may not read it",
+                    f"{prep.source} does not exist here or the run's read role may not read it",
                 )
             )

@@ -76,6 +76,18 @@ def one_line(exc: asyncpg.PostgresError) -> str:
     return lines[0].strip() if lines else type(exc).__name__
 
 
+async def run_one(db: asyncpg.Connection, sql: str) -> str:
+    """Run `sql` as exactly one statement; its command tag.
+
+    The extended protocol's Parse takes one statement only ("cannot insert multiple commands
+    into a prepared statement"), so text of a profile spliced into pgwx's DDL (a table's
+    columns, its `with`, its indexes, a foreign key's columns) cannot add a second one.
+    """
+    statement = await db.prepare(sql)
+    await statement.fetch()
+    return statement.get_statusmsg()
+
+
 class SqlWorkload(Workload):
     """Tables, data and timed SQL / COPY / pgbench phases described by the profile itself."""
 
@@ -327,7 +339,7 @@ class SqlWorkload(Workload):
         drop = ", ".join(names[t.name] for t in reversed(self.params.tables))
         await db.execute(f"DROP TABLE IF EXISTS {drop} CASCADE")
         for step in self.create_steps(knobs):
-            await self._run(db, "create", step)
+            await self._run(db, "create", step, one=True)
         await self.guard(db, names, ctx.fenced)
         if self.params.setup.strip():
             await self._run(db, "setup", substitute(self.params.setup, names))
@@ -337,7 +349,7 @@ class SqlWorkload(Workload):
             await self._phase(ctx, phase, names)
             for name, sql in after.get(phase.name, []):
                 async with ctx.phase(name):
-                    await self._run(db, name, sql)
+                    await self._run(db, name, sql, one=True)
         if self.params.verify.strip():
             row = await self._fetchrow(db, substitute(self.params.verify, names))
             if row is not None and ctx.phases:
@@ -437,9 +449,10 @@ class SqlWorkload(Workload):
         return sum(counted) if counted else None
 
     @staticmethod
-    async def _run(db: asyncpg.Connection, step: str, sql: str) -> str:
+    async def _run(db: asyncpg.Connection, step: str, sql: str, *, one: bool = False) -> str:
+        """Run a step's SQL (`one`: pgwx's DDL around the profile's text, one statement)."""
         try:
-            return str(await db.execute(sql))
+            return await run_one(db, sql) if one else str(await db.execute(sql))
         except asyncpg.PostgresError as exc:
             raise WorkloadError(f"{_step_label(step)}: {one_line(exc)}") from None
 

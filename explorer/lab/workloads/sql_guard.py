@@ -28,6 +28,7 @@ from typing import Any
 import asyncpg
 
 from explorer.lab.scope import schema as run_schema
+from explorer.lab.workloads import sqllex
 
 PLANNABLE = {"select", "insert", "update", "delete", "with", "values", "table", "merge"}
 """First words of statements that PREPARE and EXPLAIN accept."""
@@ -110,10 +111,8 @@ def unchecked(where: str, why: str) -> str:
 
 
 def first_word(statement: str) -> str:
-    """The statement's first keyword, lower case (comments skipped)."""
-    text = re.sub(r"--[^\n]*|/\*.*?\*/", " ", statement, flags=re.S)
-    words = re.findall(r"[A-Za-z]+", text)
-    return words[0].lower() if words else ""
+    """The statement's first keyword, lower case (comments skipped, as the server reads them)."""
+    return sqllex.first_word(statement)
 
 
 def pgbench_as_sql(script: str) -> str:

@@ -14,6 +14,7 @@ from typing import Annotated, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from explorer.lab.workloads import sqllex
 from explorer.lab.workloads.base import Params
 
 Identifier = Annotated[str, Field(pattern=r"^[a-z_][a-z0-9_]{0,50}$")]
@@ -293,41 +294,5 @@ def mentions(text: str, name: str) -> bool:
 
 
 def split_statements(script: str) -> list[str]:
-    """A script cut at its top-level semicolons (quotes, dollar quotes, comments respected)."""
-    out: list[str] = []
-    start = i = 0
-    n = len(script)
-    while i < n:
-        c = script[i]
-        if c in "'\"":
-            end = script.find(c, i + 1)
-            while end != -1 and script[end + 1 : end + 2] == c:
-                end = script.find(c, end + 2)
-            i = n if end == -1 else end + 1
-        elif c == "-" and script.startswith("--", i):
-            end = script.find("\n", i)
-            i = n if end == -1 else end + 1
-        elif c == "/" and script.startswith("/*", i):
-            end = script.find("*/", i + 2)
-            i = n if end == -1 else end + 2
-        elif c == "$":
-            m = re.match(r"\$([A-Za-z_][A-Za-z0-9_]*)?\$", script[i:])
-            if m:
-                end = script.find(m.group(0), i + len(m.group(0)))
-                i = n if end == -1 else end + len(m.group(0))
-            else:
-                i += 1
-        elif c == ";":
-            out.append(script[start:i])
-            i += 1
-            start = i
-        else:
-            i += 1
-    out.append(script[start:])
-    return [s.strip() for s in out if _has_code(s)]
-
-
-def _has_code(statement: str) -> bool:
-    text = re.sub(r"--[^\n]*", "", statement)
-    text = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
-    return bool(text.strip())
+    """A script cut where the server would cut it (see `explorer.lab.workloads.sqllex`)."""
+    return sqllex.split(script)
