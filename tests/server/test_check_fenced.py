@@ -22,11 +22,13 @@ import asyncpg
 import pytest
 
 from explorer import cli
+from explorer.lab.profiles.catalog import load_profile
 from explorer.lab.profiles.check import CheckReport, check_file
 from explorer.lab.run.checking import check_on_server
 from explorer.lab.workloads.sqllex import split
 from explorer.server.connect import Target
 from tests.support.hostile import SPLIT_CASES as CASES
+from tests.support.runs import RunProfile
 from tests.support.server import admin_sql
 
 
@@ -99,7 +101,7 @@ def profile_text(drop: Path, *, columns: str = "a int", with_: str = "", fk: str
             "follows_knob = false\n"
         )
     return (
-        'title = "hostile"\nworkload = "sql"\n\n[params]\n'
+        'title = "hostile"\nworkload = "sql"\nrepeats = 1\nsettle_seconds = 0\n\n[params]\n'
         + (f"setup = '''{setup}'''\n" if setup else "")
         + '\n[[params.tables]]\nname = "p"\ncolumns = "id int PRIMARY KEY"\n\n'
         + child
@@ -238,3 +240,18 @@ async def test_each_piece_the_splitter_cuts_is_one_statement_to_the_server(any_p
                     assert "multiple commands" not in str(exc), (script, piece)
     finally:
         await conn.close()
+
+
+@pytest.mark.parametrize("name", list(HOSTILE))
+async def test_a_hostile_profile_changes_nothing_through_run_either(
+    bait: Bait, tmp_path: Path, run_profile: RunProfile, name: str
+) -> None:
+    path = tmp_path / "hostile.toml"
+    path.write_text(profile_text(bait.drop, **HOSTILE[name]))
+    before = await world(bait)
+    record, _ = await run_profile(bait.target, load_profile(path), check_clean=False)
+    after = await world(bait)
+    changed = {k: (before[k], after[k]) for k in before if before[k] != after[k]}
+    assert not changed, f"{name} changed {sorted(changed)}"
+    assert record.status == "failed", f"{name} was not refused: {record.trials}"
+
