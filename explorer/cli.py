@@ -35,7 +35,8 @@ from explorer.lab.run.request import RunRequest, threshold_option
 from explorer.lab.run.session import Session, restore_pending, start_repairing
 from explorer.lab.run.signals import TerminatingSignals
 from explorer.lab.run.undo import Undo, restore_command
-from explorer.lab.store.results import ResultStore
+from explorer.lab.store.backends import store_kind
+from explorer.lab.store.results import DamagedRun, ResultStore
 from explorer.lab.view.stream import LEVEL_MARK, narrate, paced
 from explorer.models import (
     Capabilities,
@@ -657,12 +658,15 @@ def quiet_on_broken_pipe(command: Callable[[argparse.Namespace], int]) -> Callab
 def cmd_runs(_args: argparse.Namespace) -> int:
     # Listing never writes: another pgwx may be in the middle of a run.
     store = ResultStore()
-    runs = store.list_runs()
+    runs = store.list_entries()
     if not runs:
         print("no runs yet; try `pgwx run quick-demo`")
         return 0
     print(f"{'run':<22} {'profile':<20} {'status':<11} {'trials':<18} server")
     for r in runs:
+        if isinstance(r, DamagedRun):
+            print(f"{r.id:<22} {'?':<20} {'damaged':<11} {'-':<18} {r.why}")
+            continue
         counts = store.trial_counts(r.id)
         trials = " ".join(f"{n} {s}" for s, n in sorted(counts.items())) or "-"
         print(
@@ -905,7 +909,7 @@ def cmd_push(args: argparse.Namespace) -> int:
         print(f"{run_id} is already in {target.path}; left as it is")
     for run_id in done.still_running:
         print(f"pgwx: {run_id} is still running; push it when it has ended", file=sys.stderr)
-    return 1 if done.still_running else 0
+    return 1 if done.still_running or source.damage else 0
 
 
 @quiet_on_broken_pipe
@@ -996,9 +1000,15 @@ def _main(argv: list[str] | None) -> int:
     except PgwxError as exc:
         print(f"pgwx: {exc}", file=sys.stderr)
         return 2
-    if args.results:
+    if args.results is not None:
+        try:
+            store_kind(args.results)  # nothing is created from a string pgwx cannot read
+        except PgwxError as exc:
+            print(f"pgwx: {exc}", file=sys.stderr)
+            return 2
         # every store this process opens (run, runs, report, the app …) is this one
         os.environ["PGWX_RESULTS"] = args.results
+    ResultStore.on_damage = lambda m: print(f"pgwx: {m}", file=sys.stderr)
     commands: dict[str, Callable[[argparse.Namespace], int]] = {
         "run": cmd_run,
         "selftest": cmd_run,

@@ -25,6 +25,7 @@ from typing import Any, Protocol, TypeVar
 import asyncpg
 
 from explorer.errors import PgwxError
+from explorer.text import printable
 
 T = TypeVar("T")
 
@@ -138,6 +139,46 @@ class SqlBackend(Protocol):
 def is_postgres_url(location: str) -> bool:
     """True for a `postgresql://` / `postgres://` store location."""
     return location.startswith(("postgresql://", "postgres://"))
+
+
+_SCHEME = re.compile(r"^\s*[A-Za-z][A-Za-z0-9+.-]*:/|^\s*postgres(ql)?:", re.I)
+"""A URL of another scheme, or a mistyped one (`PostgreSQL://`, `postgresql:/`)."""
+
+
+def store_kind(location: str) -> str:
+    """ "postgres" for a connection string `--dsn` would accept (a URI or keyword/value pairs,
+    `host=… dbname=…`), "file" for a path to a SQLite file.
+
+    Raises:
+        StoreError: neither, in one sentence that quotes none of it (it may hold a password):
+            nothing is created from a string pgwx cannot read.
+    """
+    from explorer.server import conninfo
+
+    text = location.strip()
+    if not text:
+        raise StoreError(
+            "The results store is given as an empty string; give a file path or a "
+            "postgresql:// connection string (--results or PGWX_RESULTS)."
+        )
+    if conninfo.is_uri(text):
+        return "postgres"
+    if _SCHEME.match(text):
+        raise StoreError(
+            "The results store (--results or PGWX_RESULTS) looks like a URL but does not start "
+            "with postgresql:// or postgres://; write it so, or give a SQLite file's path."
+        )
+    if "=" in text:
+        try:
+            conninfo.parse_dsn(text)
+        except ValueError as exc:
+            raise StoreError(
+                "The results store (--results or PGWX_RESULTS) is neither a connection string "
+                f"pgwx can read ({exc}) nor a file path; give host=… dbname=…, a "
+                "postgresql:// URL, or a SQLite file's path without '='."
+            ) from None
+        return "postgres"
+    return "file"
 
 
 # --------------------------------------------------------------------------- SQLite
@@ -289,7 +330,16 @@ class PostgresBackend:
         value = self._call(
             self._conn.fetchval(f"SELECT value FROM {PG_SCHEMA}.meta WHERE key = 'schema_version'")
         )
-        return int(value) if value is not None else None
+        if value is None:
+            return None
+        try:
+            return int(value)
+        except ValueError:
+            raise StoreError(
+                f"The results store {self.location} has a schema version pgwx cannot read "
+                f"({printable(str(value))[:40]!r} in {PG_SCHEMA}.meta); use another database, "
+                "or ask whoever keeps the store to put the version back."
+            ) from None
 
     def run(self, sql: str, params: Sequence[Any] = ()) -> None:
         self._call(self._conn.execute(to_postgres(sql), *params))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from explorer.lab.store.results import ResultStore, StoreError
+from explorer.lab.store.results import DamagedRecord, ResultStore, StoreError
 
 
 @dataclass
@@ -24,7 +24,10 @@ class Pushed:
 
 
 def push(source: ResultStore, target: ResultStore, refs: list[str]) -> Pushed:
-    """Copy the runs `refs` name (ids, prefixes, 'latest' or 'all') from source to target."""
+    """Copy the runs `refs` name (ids, prefixes, 'latest' or 'all') from source to target.
+
+    A damaged run (its record does not validate) is not copied; `source.damage` says which.
+    """
     if str(source.path) == str(target.path):
         raise StoreError(
             f"Both stores are {source.path}: name the store to push to with --to or "
@@ -38,7 +41,11 @@ def push(source: ResultStore, target: ResultStore, refs: list[str]) -> Pushed:
             ids.append(source.choose(ref)[0])
     out = Pushed()
     for run_id in dict.fromkeys(ids):
-        record = source.load(run_id)
+        try:
+            record = source.load(run_id)
+        except DamagedRecord as exc:
+            source.note(str(exc).rstrip("."))  # the others are still copied
+            continue
         if record.status == "running":
             out.still_running.append(run_id)
         elif target.has_run(run_id):

@@ -13,12 +13,12 @@ import os
 import re
 import socket
 import sqlite3
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, ClassVar, NamedTuple
 
-from pydantic import TypeAdapter
+from pydantic import TypeAdapter, ValidationError
 
 from explorer.files import PRIVATE, private_dir, write_new
 from explorer.lab.store.backends import (
@@ -27,12 +27,13 @@ from explorer.lab.store.backends import (
     SqlBackend,
     SqliteBackend,
     StoreError,
-    is_postgres_url,
+    store_kind,
 )
 from explorer.models import Environment, Event, RunRecord, RunStatus, TrialResult
 from explorer.paths import results_files_dir, results_location
+from explorer.text import printable
 
-__all__ = ["BUSY_TIMEOUT", "ResultStore", "StoreError", "new_run_id"]
+__all__ = ["BUSY_TIMEOUT", "DamagedRun", "ResultStore", "StoreError", "new_run_id"]
 
 _EVENT: TypeAdapter[Event] = TypeAdapter(Event)
 
@@ -48,6 +49,50 @@ def new_run_id(now: dt.datetime | None = None) -> str:
     """Sortable, readable id: 20261122-030405-ab12cd (24 random bits: runs in one second differ)."""
     now = now or dt.datetime.now()
     return now.strftime("%Y%m%d-%H%M%S-") + os.urandom(3).hex()
+
+
+# --------------------------------------------------------------------------- damaged rows
+
+
+class DamagedRecord(StoreError):
+    """A stored run, trial or event does not validate; str() is one sentence naming it."""
+
+
+class DamagedRun(NamedTuple):
+    """A run row whose record does not validate: listed as damaged, never loaded."""
+
+    id: str
+    """The row's id, printable (a planted id may hold control characters)."""
+    why: str
+    """What is wrong with it, in a few words."""
+
+
+def _why(exc: Exception) -> str:
+    """What is wrong with a stored JSON value, in a few words (no value quoted)."""
+    if isinstance(exc, ValidationError):
+        errors = exc.errors()
+        first = errors[0] if errors else None
+        where = ".".join(str(p) for p in first["loc"]) if first and first["loc"] else "the top"
+        more = f" and {len(errors) - 1} more" if len(errors) > 1 else ""
+        msg = printable(str(first["msg"]))[:80] if first else "invalid"
+        return f"its record does not validate: {where}: {msg}{more}"
+    return "its record is not readable JSON"
+
+
+def _parse(model: Any, raw: Any) -> Any:
+    """A stored value as `model`; ValueError (with `_why`'s words) when it does not validate."""
+    try:
+        if isinstance(raw, bytes | bytearray):
+            raw = raw.decode()
+        if not isinstance(raw, str):
+            raise ValueError("not text")
+        return model.validate_json(raw)
+    except (ValueError, TypeError, RecursionError) as exc:
+        raise ValueError(_why(exc)) from None
+
+
+_RECORD: TypeAdapter[RunRecord] = TypeAdapter(RunRecord)
+_TRIAL: TypeAdapter[TrialResult] = TypeAdapter(TrialResult)
 
 
 # --------------------------------------------------------------------------- private files
@@ -121,6 +166,10 @@ def owner_gone(owner: Owner | None) -> bool:
 class ResultStore:
     """Runs on disk, or in a team's PostgreSQL. Cheap to open; several are safe.
 
+    A row that does not validate (a teammate's planted `{}`, a run id with a control
+    character) never ends a command: `list_entries` shows it as a `DamagedRun`, and every
+    reader skips it and says so once through `note` (`on_damage`, set by the front end).
+
     Events are kept in memory and written in the same short transaction as the next trial
     (or the run's end): no transaction stays open between trials, so other pgwx processes
     can read and write the store at any time, and a killed pgwx loses at most the trial in
@@ -131,6 +180,9 @@ class ResultStore:
             `$PGWX_RESULTS` or the local file by default.
     """
 
+    on_damage: ClassVar[Callable[[str], None] | None] = None
+    """Where sentences about skipped rows go as they are found (the command line: stderr)."""
+
     def __init__(self, path: Path | str | None = None) -> None:
         location = str(path) if path is not None else results_location()
         self.owner = this_process()
@@ -138,9 +190,11 @@ class ResultStore:
         self._written = 0
         """How many held events the open transaction has written (dropped from memory at COMMIT)."""
         self._event_seq: dict[str, int] = {}
+        self.damage: list[str] = []
+        """Sentences about stored rows that did not validate and were skipped (each once)."""
         self.sql: SqlBackend
-        if is_postgres_url(location):
-            self.sql = PostgresBackend(location)
+        if store_kind(location) == "postgres":
+            self.sql = PostgresBackend(location.strip())
             self.path: Path | str = self.sql.location
             self.files_dir = results_files_dir(None)
             return
@@ -317,15 +371,53 @@ class ResultStore:
         return Owner(*row) if row else None
 
     def _orphans(self) -> list[str]:
-        """Runs marked running whose owner process is gone."""
-        running = [r[0] for r in self.sql.all("SELECT id FROM runs WHERE status = 'running'")]
-        return [run_id for run_id in running if owner_gone(self._owner(run_id))]
+        """Runs marked running whose owner process is gone (damaged rows are not touched)."""
+        rows = self.sql.all("SELECT id, record FROM runs WHERE status = 'running'")
+        return [
+            str(run_id)
+            for run_id, raw in rows
+            if not isinstance(self._entry(run_id, raw), DamagedRun)
+            and owner_gone(self._owner(run_id))
+        ]
+
+    def _entry(self, row_id: Any, raw: Any) -> RunRecord | DamagedRun:
+        """A run row as its record, or as damaged: it must validate and carry its row's id."""
+        try:
+            record: RunRecord = _parse(_RECORD, raw)
+        except ValueError as exc:
+            return DamagedRun(printable(str(row_id)), str(exc))
+        if record.id != row_id:
+            # A control character in the row's id comes back escaped: not the row's run.
+            return DamagedRun(printable(str(row_id)), "its record names another run id")
+        return record
+
+    def damaged_sentence(self, damaged: DamagedRun) -> str:
+        """The one sentence for a damaged run row."""
+        return (
+            f"run {damaged.id} in {self.path} is damaged ({damaged.why}); pgwx leaves it "
+            "as it is and reads the other runs"
+        )
+
+    def note(self, sentence: str) -> None:
+        """Keep (once) and announce a sentence about a stored row that was skipped."""
+        if sentence not in self.damage:
+            self.damage.append(sentence)
+            if ResultStore.on_damage is not None:
+                ResultStore.on_damage(sentence)
 
     def _stored_record(self, run_id: str) -> RunRecord:
         row = self.sql.one("SELECT record FROM runs WHERE id = ?", (run_id,))
         if row is None:
-            raise StoreError(f"No run {run_id!r} in {self.path}; `pgwx runs` lists them.")
-        return RunRecord.model_validate_json(row[0])
+            raise StoreError(
+                f"No run {printable(run_id)!r} in {self.path}; `pgwx runs` lists them."
+            )
+        entry = self._entry(run_id, row[0])
+        if isinstance(entry, DamagedRun):
+            raise DamagedRecord(
+                f"Run {entry.id} in {self.path} is damaged ({entry.why}); pgwx cannot show "
+                "it, and leaves it as it is."
+            )
+        return entry
 
     def _as_seen(self, record: RunRecord) -> RunRecord:
         """A "running" run whose owner is gone reads as incomplete (nothing is written)."""
@@ -346,11 +438,13 @@ class ResultStore:
             if row is None:
                 raise StoreError("No runs yet; start one with `pgwx run PROFILE`.")
             return str(row[0])
+        if self.has_run(ref):
+            return ref  # an exact id wins over any longer id it is a prefix of
         # a plain prefix: % and _ in what was typed are characters, not LIKE's wildcards
         rows = self.sql.all("SELECT id FROM runs WHERE substr(id, 1, ?) = ?", (len(ref), ref))
         if len(rows) != 1:
             what = "No run" if not rows else f"{len(rows)} runs"
-            raise StoreError(f"{what} matches {ref!r}; `pgwx runs` lists them.")
+            raise StoreError(f"{what} matches {printable(ref)!r}; `pgwx runs` lists them.")
         return str(rows[0][0])
 
     def latest_with_results(self) -> str:
@@ -359,15 +453,19 @@ class ResultStore:
         A run still going (in another terminal) is half a table: it is the latest only when
         no ended run has results.
         """
-        row = self.sql.one(
-            "SELECT id FROM runs WHERE EXISTS (SELECT 1 FROM trials t WHERE t.run_id = "
+        rows = self.sql.all(
+            "SELECT id, record FROM runs WHERE EXISTS (SELECT 1 FROM trials t WHERE t.run_id = "
             f"runs.id AND {self.sql.trial_status} = 'ok') "
-            "ORDER BY status = 'running', started_at DESC, id DESC LIMIT 1"
+            "ORDER BY status = 'running', started_at DESC, id DESC LIMIT 1000"
         )
-        if row is None:
-            self.resolve("latest")  # no runs at all says so
-            raise StoreError("No run has a finished trial yet; `pgwx runs` lists them by id.")
-        return str(row[0])
+        for run_id, raw in rows:
+            entry = self._entry(run_id, raw)
+            if isinstance(entry, DamagedRun):
+                self.note(self.damaged_sentence(entry))
+                continue
+            return str(run_id)
+        self.resolve("latest")  # no runs at all says so
+        raise StoreError("No run has a finished trial yet; `pgwx runs` lists them by id.")
 
     def choose(self, ref: str) -> tuple[str, str | None]:
         """The run a person means: for 'latest', the latest run with results.
@@ -387,12 +485,17 @@ class ResultStore:
         """A run with all its trials."""
         run_id = self.resolve(ref)
         record = self._record_row(run_id)
-        record.trials = [
-            TrialResult.model_validate_json(r[0])
-            for r in self.sql.all(
-                "SELECT result FROM trials WHERE run_id = ? ORDER BY seq", (run_id,)
-            )
-        ]
+        record.trials = []
+        for seq, raw in self.sql.all(
+            "SELECT seq, result FROM trials WHERE run_id = ? ORDER BY seq", (run_id,)
+        ):
+            try:
+                record.trials.append(_parse(_TRIAL, raw))
+            except ValueError as exc:
+                self.note(
+                    f"trial {seq} of run {printable(run_id)} in {self.path} is damaged "
+                    f"({str(exc).replace('its record', 'its result')}); left out"
+                )
         return record
 
     def group(self, record: RunRecord) -> list[RunRecord]:
@@ -400,24 +503,46 @@ class ResultStore:
         reference first; a server whose run never began is left out."""
         if record.axis is None:
             return [record]
-        return [
-            record if run_id == record.id else self.load(run_id)
-            for run_id in record.axis.runs
-            if run_id == record.id or self.has_run(run_id)
-        ]
+        out = []
+        for run_id in record.axis.runs:
+            if run_id == record.id:
+                out.append(record)
+            elif self.has_run(run_id):
+                try:
+                    out.append(self.load(run_id))
+                except DamagedRecord as exc:
+                    self.note(str(exc).rstrip("."))
+        return out
+
+    def list_entries(self, limit: int = 50) -> list[RunRecord | DamagedRun]:
+        """Newest first, without trials; a row that does not validate as `DamagedRun`."""
+        rows = self.sql.all(
+            "SELECT id, record FROM runs ORDER BY started_at DESC, id DESC LIMIT ?", (limit,)
+        )
+        out: list[RunRecord | DamagedRun] = []
+        for run_id, raw in rows:
+            entry = self._entry(run_id, raw)
+            out.append(entry if isinstance(entry, DamagedRun) else self._as_seen(entry))
+        return out
 
     def list_runs(self, limit: int = 50) -> list[RunRecord]:
-        """Newest first, without trials."""
-        rows = self.sql.all(
-            "SELECT record FROM runs ORDER BY started_at DESC, id DESC LIMIT ?", (limit,)
-        )
-        return [self._as_seen(RunRecord.model_validate_json(r[0])) for r in rows]
+        """Newest first, without trials; damaged rows left out (and noted in `damage`)."""
+        out = []
+        for entry in self.list_entries(limit):
+            if isinstance(entry, DamagedRun):
+                self.note(self.damaged_sentence(entry))
+            else:
+                out.append(entry)
+        return out
 
     def trial_counts(self, run_id: str) -> dict[str, int]:
-        """Trials by status, for listings."""
+        """Trials by status, for listings ("damaged" for rows that do not validate)."""
         counts: dict[str, int] = {}
         for (raw,) in self.sql.all("SELECT result FROM trials WHERE run_id = ?", (run_id,)):
-            status = TrialResult.model_validate_json(raw).status
+            try:
+                status = str(_parse(_TRIAL, raw).status)
+            except ValueError:
+                status = "damaged"
             counts[status] = counts.get(status, 0) + 1
         return counts
 
@@ -428,9 +553,18 @@ class ResultStore:
         """
         run_id = self.resolve(ref)
         held = [raw for rid, _seq, raw in self._pending if rid == run_id]
+        skipped = 0
         for (raw,) in self.sql.all(
             "SELECT event FROM events WHERE run_id = ? ORDER BY seq", (run_id,)
         ):
-            yield _EVENT.validate_json(raw)
+            try:
+                yield _parse(_EVENT, raw)
+            except ValueError:
+                skipped += 1
         for raw in held:
             yield _EVENT.validate_json(raw)
+        if skipped:
+            self.note(
+                f"{skipped} event(s) of run {printable(run_id)} in {self.path} are damaged "
+                "(they do not validate); left out"
+            )
