@@ -254,4 +254,3 @@ async def test_a_hostile_profile_changes_nothing_through_run_either(
     changed = {k: (before[k], after[k]) for k in before if before[k] != after[k]}
     assert not changed, f"{name} changed {sorted(changed)}"
     assert record.status == "failed", f"{name} was not refused: {record.trials}"
-

@@ -36,6 +36,7 @@ import asyncpg
 from explorer.errors import PgwxError
 from explorer.lab.scope import marked_run, marker
 from explorer.server.connect import ConnectError, Target
+from explorer.text import printable
 
 WORK_PREFIX = "pgwx_run_"
 READ_PREFIX = "pgwx_read_"
@@ -211,6 +212,79 @@ async def _create_role(
             await conn.execute(f"GRANT pg_read_all_data TO {role}")
 
 
+async def release(admin: Target, run_id: str) -> str:
+    """End the sessions of run `run_id`'s roles and roll back their prepared transactions.
+
+    Done before the run's schema is dropped: a session or a `PREPARE TRANSACTION` of the
+    profile's holds locks in it (and may hold pgwx's own advisory keys). '' or one sentence
+    naming what is left and how to remove it.
+    """
+    conn = await admin.connect("admin")
+    try:
+        return "; ".join(await _release(conn, run_id))
+    finally:
+        await conn.close()
+
+
+async def _release(conn: asyncpg.Connection, run_id: str) -> list[str]:
+    roles = [role for role in role_names(run_id) if await role_run(conn, role) == run_id]
+    if not roles:
+        return []
+    problems = []
+    with contextlib.suppress(asyncpg.PostgresError):
+        await conn.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+            "WHERE usename = ANY($1::text[]) AND pid <> pg_backend_pid()",
+            roles,
+        )
+    rows = await conn.fetch(
+        "SELECT gid, owner, database, database = current_database() AS here "
+        "FROM pg_prepared_xacts WHERE owner = ANY($1::text[])",
+        roles,
+    )
+    for row in rows:
+        gid = printable(str(row["gid"]))[:64]
+        if not row["here"]:
+            problems.append(
+                f"a prepared transaction of {row['owner']} ({gid!r}) is left in database "
+                f"{printable(str(row['database']))[:64]}; connect there and ROLLBACK PREPARED it"
+            )
+            continue
+        try:
+            # The gid is the profile's text: quoted by the server, never by pgwx.
+            sql = await conn.fetchval("SELECT format('ROLLBACK PREPARED %L', $1::text)", row["gid"])
+            await conn.execute(sql)
+        except asyncpg.PostgresError as exc:
+            problems.append(
+                f"could not roll back the prepared transaction {gid!r} of {row['owner']} "
+                f"({exc}); a superuser can, with ROLLBACK PREPARED"
+            )
+    return problems
+
+
+async def release_dead(conn: asyncpg.Connection, alive: Callable[[str], bool]) -> list[str]:
+    """`release` for the marked roles of every run that is not `alive` (recovery)."""
+    runs = {run for run in (await marked_roles(conn)).values() if not alive(run)}
+    return [p for run in sorted(runs) for p in await _release(conn, run)]
+
+
+async def leftovers(conn: asyncpg.Connection, run_id: str, schema: str) -> list[str]:
+    """What of run `run_id` is still on the server: its roles, schema, prepared transactions."""
+    left = []
+    for role in role_names(run_id):
+        if await conn.fetchval("SELECT 1 FROM pg_roles WHERE rolname = $1", role):
+            left.append(f"role {role}")
+    if await conn.fetchval("SELECT to_regnamespace($1)", schema) is not None:
+        left.append(f"schema {schema}")
+    count = await conn.fetchval(
+        "SELECT count(*) FROM pg_prepared_xacts WHERE owner = ANY($1::text[])",
+        list(role_names(run_id)),
+    )
+    if count:
+        left.append(f"{count} prepared transaction(s)")
+    return left
+
+
 async def tear_down(admin: Target, run_id: str) -> str:
     """Drop the run's roles (and all they own or were granted); '' or one sentence."""
     conn = await admin.connect("admin")
@@ -222,20 +296,21 @@ async def tear_down(admin: Target, run_id: str) -> str:
 
 async def _drop_roles(conn: asyncpg.Connection, run_id: str, lock_timeout_ms: int = 10_000) -> str:
     """Drop each role of `run_id` that carries its marker; '' when done, else why not."""
-    problems = []
+    problems = await _release(conn, run_id)
     for role in role_names(run_id):
         if await role_run(conn, role) != run_id:
             continue  # not there, or not provably this run's: never touched
-        await conn.execute(
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = $1", role
-        )
         try:
             async with conn.transaction():
                 await conn.execute(f"SET LOCAL lock_timeout = {int(lock_timeout_ms)}")
                 await conn.execute(f"DROP OWNED BY {role} CASCADE")
                 await conn.execute(f"DROP ROLE {role}")
         except asyncpg.PostgresError as exc:
-            problems.append(f"could not drop role {role}: {exc}")
+            detail = f" ({printable(exc.detail)[:200]})" if getattr(exc, "detail", None) else ""
+            problems.append(
+                f"could not drop role {role}: {exc}{detail}; drop what it owns with DROP OWNED "
+                f"BY {role} in each database named, then DROP ROLE {role}"
+            )
     return "; ".join(problems)
 
 

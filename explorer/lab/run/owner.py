@@ -10,6 +10,7 @@ live run's schema (locked) from one a dead pgwx left (its lock went with its ses
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import os
 import re
@@ -20,6 +21,7 @@ import asyncpg
 
 from explorer.errors import PgwxError
 from explorer.server.connect import Target
+from explorer.text import printable
 
 LOCK_CLASS = 0x70677778
 """First key of every pgwx advisory lock ("pgwx" in ASCII), so they never meet a user's."""
@@ -29,10 +31,63 @@ SETTINGS_KEY = 0
 _OWNER_APP = re.compile(r"^pgwx-run-(?P<run>\S+) (?P<pid>\d+)@(?P<host>\S*)")
 
 _HOLDERS_SQL = """
-SELECT l.objid::bigint AS key, a.application_name
+SELECT l.objid::bigint AS key, l.pid, a.application_name, a.usename, p.gid, p.owner
 FROM pg_locks l LEFT JOIN pg_stat_activity a ON a.pid = l.pid
+LEFT JOIN pg_locks x
+  ON l.pid IS NULL AND x.pid IS NULL AND x.locktype = 'transactionid'
+  AND x.virtualtransaction = l.virtualtransaction
+LEFT JOIN pg_prepared_xacts p ON p.transaction = x.transactionid
 WHERE l.locktype = 'advisory' AND l.classid = $1::bigint::oid AND l.objsubid = 2 AND l.granted
 """
+"""Every session (or prepared transaction) holding one of pgwx's advisory keys."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Holder:
+    """Who holds one of pgwx's advisory keys: a pgwx's owner session, or someone else.
+
+    Any session may take any advisory lock, the run's fenced roles too: only a session of a
+    user that is not one of those roles, tagged as an owner session, is taken for a pgwx.
+    """
+
+    application_name: str | None
+    user: str | None
+    pid: int | None
+    """None for a prepared transaction (it has no session)."""
+    gid: str | None = None
+    """The prepared transaction's id, when a prepared transaction holds it."""
+    owner: str | None = None
+    """The prepared transaction's owner."""
+    own_key: bool = False
+    """The same session also holds the key of the run its application_name names."""
+
+    @property
+    def is_pgwx(self) -> bool:
+        """A pgwx's owner session (see `owner_purpose`): tagged as one, holding its run's own
+        key too, and not logged in as a profile's fenced role."""
+        return (
+            self.pid is not None
+            and self.own_key
+            and _OWNER_APP.match(self.application_name or "") is not None
+            and not (self.user or "").startswith(("pgwx_run_", "pgwx_read_"))
+        )
+
+    def describe(self) -> str:
+        """Who it is, in words (printable: the names come from whoever took the lock)."""
+        if self.is_pgwx:
+            return describe_holder(self.application_name)
+        if self.pid is None:
+            gid = printable(self.gid or "?")[:64]
+            return (
+                f"a prepared transaction that is not a pgwx's (gid {gid!r}, owner "
+                f"{printable(self.owner or '?')[:64]}); ROLLBACK PREPARED it to free the lock"
+            )
+        app = printable(self.application_name or "")[:64]
+        return (
+            f"a session that is not a pgwx's (pid {self.pid}, user "
+            f"{printable(self.user or '?')[:64]}, application_name {app!r}); end it with "
+            f"SELECT pg_terminate_backend({self.pid}) to free the lock"
+        )
 
 
 class ServerBusy(PgwxError):
@@ -64,24 +119,50 @@ def describe_holder(application_name: str | None) -> str:
     return f"pid {m['pid']} on {m['host'] or 'an unnamed host'}, running since {since}"
 
 
-async def lock_holders(conn: asyncpg.Connection) -> dict[int, str | None]:
-    """Second key → application_name of every live pgwx lock on the server."""
+async def all_holders(conn: asyncpg.Connection) -> dict[int, Holder]:
+    """Second key → who holds it, for every pgwx key held on the server (by anyone)."""
     rows = await conn.fetch(_HOLDERS_SQL, LOCK_CLASS)
-    return {int(r["key"]): r["application_name"] for r in rows}
+    held = {(r["pid"], int(r["key"])) for r in rows if r["pid"] is not None}
+
+    def own_key(app: str | None, pid: int | None) -> bool:
+        m = _OWNER_APP.match(app or "")
+        return m is not None and (pid, run_key(m["run"])) in held
+
+    return {
+        int(r["key"]): Holder(
+            r["application_name"],
+            r["usename"],
+            r["pid"],
+            r["gid"],
+            r["owner"],
+            own_key(r["application_name"], r["pid"]),
+        )
+        for r in rows
+    }
 
 
-async def settings_holder(conn: asyncpg.Connection) -> str | None:
-    """Who holds the settings lock (see `describe_holder`), None when nobody does."""
-    holders = await lock_holders(conn)
-    if SETTINGS_KEY not in holders:
-        return None
-    return describe_holder(holders[SETTINGS_KEY])
+async def lock_holders(conn: asyncpg.Connection) -> dict[int, str | None]:
+    """Second key → application_name of every live pgwx lock on the server (keys taken by
+    anyone else do not keep a run alive)."""
+    holders = await all_holders(conn)
+    return {key: h.application_name for key, h in holders.items() if h.is_pgwx}
 
 
-def busy_sentence(holder: str) -> str:
-    """The one sentence a refused pgwx shows."""
+async def settings_holder(conn: asyncpg.Connection) -> Holder | None:
+    """Who holds the settings lock, None when nobody does."""
+    return (await all_holders(conn)).get(SETTINGS_KEY)
+
+
+def busy_sentence(holder: Holder | None) -> str:
+    """The one sentence a refused pgwx shows: another pgwx, or what else holds the lock."""
+    if holder is not None and not holder.is_pgwx:
+        return (
+            f"pgwx's server-settings lock is held by {holder.describe()}; until then, run "
+            "only variants without server settings"
+        )
+    who = holder.describe() if holder is not None else "one that just finished"
     return (
-        f"another pgwx ({holder}) has server settings changed on this server; "
+        f"another pgwx ({who}) has server settings changed on this server; "
         "wait until it finishes, or run only variants without server settings"
     )
 
@@ -113,8 +194,7 @@ class RunOwner:
             if settings and not await conn.fetchval(
                 "SELECT pg_try_advisory_lock($1, $2)", LOCK_CLASS, SETTINGS_KEY
             ):
-                holder = await settings_holder(conn)
-                raise ServerBusy(busy_sentence(holder or "one that just finished"))
+                raise ServerBusy(busy_sentence(await settings_holder(conn)))
         except BaseException:
             await conn.close()
             raise

@@ -31,7 +31,14 @@ from explorer.lab.measure.environment import capture as capture_environment
 from explorer.lab.measure.probe import PhaseProbe
 from explorer.lab.measure.sampler import Sampler, SamplerNotice, TrialSampler
 from explorer.lab.profiles.availability import unavailable_reason
-from explorer.lab.run.fence import Fence, FenceUnavailable, build_fence, tear_down
+from explorer.lab.run.fence import (
+    Fence,
+    FenceUnavailable,
+    build_fence,
+    leftovers,
+    release,
+    tear_down,
+)
 from explorer.lab.run.guard import (
     SERVER_RETURN_WAIT,
     drop_schema,
@@ -768,6 +775,33 @@ class Runner:
         if blocked:
             self._notice(blocked, "error")
 
+    def _had_fence(self, scope: RunScope) -> bool:
+        # Also when building the fence was cut short: only roles marked as this run's go.
+        return scope.fence is not None or (scope.workload.runs_user_sql and self._made_schema)
+
+    async def _release_fence(self, scope: RunScope) -> None:
+        """End the roles' sessions and prepared transactions: they hold locks in the schema."""
+        if self._had_fence(scope):
+            problem = await release(self.target, self.run_id)
+            if problem:
+                self._notice(problem, "error")
+
+    async def _say_leftovers(self, scope: RunScope) -> None:
+        """Name what of the run is still on the server after the wind-down (none, normally)."""
+        if not self._made_schema:
+            return
+        conn = await self.target.connect("admin")
+        try:
+            left = await leftovers(conn, self.run_id, schema())
+        finally:
+            await conn.close()
+        if left:
+            self._notice(
+                "left on the server after the run: " + ", ".join(left) + " (the sentences "
+                "above say why); pgwx drops them at its next start once nothing holds them",
+                "error",
+            )
+
     async def _drop_fence(self, scope: RunScope) -> None:
         """Drop the run's roles (after its schema), saying what could not go."""
         # Also when building the fence was cut short: only roles marked as this run's go.
@@ -852,8 +886,10 @@ class Runner:
         owner = scope.owner
         steps: list[tuple[str, Coroutine[Any, Any, object]]] = [
             ("clean up the workload", scope.workload.cleanup(self.target)),
+            ("end the fenced roles' sessions", self._release_fence(scope)),
             (f"drop schema {schema()}", self._drop_schema()),
             ("drop the fenced roles", self._drop_fence(scope)),
+            ("look for what the run left", self._say_leftovers(scope)),
         ]
         if owner is None or owner.settings:
             steps.insert(0, ("restore server settings", self._put_back(scope)))

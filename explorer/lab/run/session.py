@@ -18,7 +18,7 @@ from pathlib import Path
 import asyncpg
 
 from explorer.errors import PgwxError
-from explorer.lab.run.fence import drop_dead_roles
+from explorer.lab.run.fence import drop_dead_roles, release_dead
 from explorer.lab.run.guard import drop_schema, end_orphans
 from explorer.lab.run.journal import UNSAFE_IF_LOST, Journal, JournalUnreadable, shown_name
 from explorer.lab.run.leftovers import repair_journaled
@@ -101,6 +101,10 @@ async def recovery(target: Target, caps: Capabilities, notify: Callable[[str], N
     try:
         # A killed pgwx's statements may still run and hold locks in its schema.
         await _end_orphans(conn, notify)
+        live = await lock_holders(conn)
+        # Their sessions and prepared transactions hold locks in the dead runs' schemas.
+        for problem in await release_dead(conn, lambda run: run_key(run) in live):
+            notify(problem)
         for name in await dead_schemas(conn):
             blocked = await drop_schema(conn, name)
             notify(blocked or f"dropped schema {name} left by an interrupted pgwx")
@@ -124,9 +128,16 @@ async def _recover_settings(
     try:
         if not await conn.fetchval("SELECT pg_try_advisory_lock($1, $2)", LOCK_CLASS, SETTINGS_KEY):
             holder = await settings_holder(conn)
-            # Its settings, in force while it runs: not this pgwx's to undo or report as left.
-            notify(f"server settings stay as they are: another pgwx ({holder}) is running")
-            return undo
+            if holder is None or holder.is_pgwx:
+                # Its settings, in force while it runs: not this pgwx's to undo or report.
+                who = holder.describe() if holder else "one that just finished"
+                notify(f"server settings stay as they are: another pgwx ({who}) is running")
+                return undo
+            # A lock pgwx did not take never keeps a dead pgwx's settings from going back.
+            notify(
+                f"pgwx's server-settings lock is held by {holder.describe()}; not a pgwx, so "
+                "the settings are put back all the same"
+            )
         # The one line below says what was put back; the settings' own
         # "restored …" would say it a second time.
         settings = ServerSettings(
@@ -190,7 +201,7 @@ async def restore_pending(
     conn = await target.connect("admin")
     try:
         holder = await settings_holder(conn)
-        if holder is not None:
+        if holder is not None and holder.is_pgwx:
             raise ServerBusy(busy_sentence(holder))
         try:
             journal.load()

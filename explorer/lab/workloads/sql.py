@@ -337,7 +337,7 @@ class SqlWorkload(Workload):
         names = self.names(knobs)
         await db.execute(f"SET search_path = {schema()}")
         drop = ", ".join(names[t.name] for t in reversed(self.params.tables))
-        await db.execute(f"DROP TABLE IF EXISTS {drop} CASCADE")
+        await _drop_tables(db, drop)
         for step in self.create_steps(knobs):
             await self._run(db, "create", step, one=True)
         await self.guard(db, names, ctx.fenced)
@@ -357,7 +357,7 @@ class SqlWorkload(Workload):
                     f"{k}={v.decode(errors='replace') if isinstance(v, bytes) else v}"
                     for k, v in row.items()
                 )
-        await db.execute(f"DROP TABLE IF EXISTS {drop} CASCADE")
+        await _drop_tables(db, drop)
 
     async def _phase(self, ctx: TrialContext, phase: PhaseSpec, names: dict[str, str]) -> None:
         db = ctx.db
@@ -462,6 +462,24 @@ class SqlWorkload(Workload):
             return await db.fetchrow(sql)
         except asyncpg.PostgresError as exc:
             raise WorkloadError(f"verify: {one_line(exc)}") from None
+
+
+DROP_LOCK_WAIT = "10s"
+"""How long pgwx's own DROP of a trial's tables waits for a lock (a profile's prepared
+transaction or a session it left may hold one for ever)."""
+
+
+async def _drop_tables(db: asyncpg.Connection, tables: str) -> None:
+    """Drop the trial's tables, waiting at most DROP_LOCK_WAIT for a lock the profile holds."""
+    try:
+        async with db.transaction():
+            await db.execute(f"SET LOCAL lock_timeout = '{DROP_LOCK_WAIT}'")
+            await db.execute(f"DROP TABLE IF EXISTS {tables} CASCADE")
+    except asyncpg.LockNotAvailableError:
+        raise WorkloadError(
+            f"the trial's tables could not be dropped: something the profile left (a prepared "
+            f"transaction, another session) held a lock on them for {DROP_LOCK_WAIT}"
+        ) from None
 
 
 def _step_label(step: str) -> str:
