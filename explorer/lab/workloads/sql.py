@@ -80,6 +80,7 @@ class SqlWorkload(Workload):
     """Tables, data and timed SQL / COPY / pgbench phases described by the profile itself."""
 
     kind = "sql"
+    follows = frozenset({"table_kind", "fk", "toast"})  # per declared table: see below
     title = "Your own tables and SQL, under the same knobs"
     params_model = SqlParams
     runs_user_sql = True
