@@ -30,11 +30,11 @@ from explorer.errors import PgwxError, UsageError
 from explorer.lab.profiles.catalog import ProfileError, ProfileShadowed, list_profiles, load_profile
 from explorer.lab.run.axis import resolve_servers, run_on_servers
 from explorer.lab.run.limits import MAX_BYTES, MAX_ROWS
-from explorer.lab.run.owner import ServerBusy
 from explorer.lab.run.request import RunRequest, threshold_option
 from explorer.lab.run.session import Session, restore_pending, start_repairing
 from explorer.lab.run.signals import TerminatingSignals
-from explorer.lab.run.undo import Undo, restore_command
+from explorer.lab.safety.owner import ServerBusy
+from explorer.lab.safety.undo import Undo, restore_command
 from explorer.lab.store.results import ResultStore
 from explorer.lab.view.stream import LEVEL_MARK, narrate, paced
 from explorer.models import (
