@@ -142,7 +142,9 @@ def named_objects(text: str) -> list[str]:
     names = []
     for ticked in TICKED.findall(text):
         name = ticked.split("(")[0]
-        if name.startswith(heads) and re.fullmatch(r"[\w.]+", name) and "/" not in name:
+        if name.endswith(".py"):  # a file (`server.py`), not a module path
+            continue
+        if name.startswith(heads) and re.fullmatch(r"[\w.]+", name):
             names.append(name if name.startswith("explorer.") else f"explorer.{name}")
     return names
 
