@@ -290,7 +290,7 @@ def verdict_legend(judged: Judgement) -> str:
         f"interval excludes 1 and the ratio is beyond ±{t}; same within ±{t} when the whole "
         "interval lies inside it; undecided otherwise; below 50 ms the difference in seconds. "
         "p (adj.): the Mann–Whitney p of the comparison alone (after the correction). "
-        "See the README, How to read a verdict."
+        "See How to read a verdict (docs/verdicts.md)."
     )
 
 
