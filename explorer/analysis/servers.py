@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from explorer.analysis import report
+from explorer.analysis import markdown, report
 from explorer.analysis.judge import Samples, judge, replay_looks, samples
 from explorer.analysis.verdict import UNDECIDED, Verdict
 from explorer.models import Profile, RunRecord
@@ -271,7 +271,8 @@ def legend(judged: ServerJudgement) -> str:
     )
     t = f"{judged.threshold * 100:g} %"
     return (
-        f"verdict: the Hodges–Lehmann ratio server / {label(judged.runs[0])} [interval] of the "
+        f"verdict: the Hodges–Lehmann ratio server / {markdown.cell(label(judged.runs[0]))} "
+        "[interval] of the "
         f"same variant and phase, {family}{sequential}, so the table holds 95 %; faster or "
         f"slower when the interval excludes 1 and the ratio is beyond ±{t}; same within ±{t} "
         "when the whole interval lies inside it; undecided otherwise. The servers took turns "
@@ -283,47 +284,25 @@ def servers_markdown(judged: ServerJudgement) -> str:
     """The servers section: who ran, each variant's phase on each server, the verdicts."""
     ref = label(judged.runs[0])
     lines = [
-        f"## Each variant on each server, against {ref}",
+        f"## Each variant on each server, against {markdown.cell(ref)}",
         "",
         *server_lines(judged),
         "",
-        f"| variant | phase | server | n | median s | verdict (against {report.md_cell(ref)}) |",
-        "|---|---|---|---|---|---|",
     ]
+    rows: list[list[object]] = []
     shown: set[tuple[str, str]] = set()
     for row in judged.rows:
         key = (row.variant, row.phase)
-        cells = [report.md_cell(row.variant), report.md_cell(row.phase)]
         if key not in shown:
             shown.add(key)
-            lines.append(
-                "| "
-                + " | ".join(
-                    [
-                        *cells,
-                        report.md_cell(ref),
-                        str(len(row.ref_seconds)),
-                        _median(row.ref_seconds),
-                        "reference",
-                    ]
-                )
-                + " |"
-            )
-        lines.append(
-            "| "
-            + " | ".join(
-                [
-                    *cells,
-                    report.md_cell(row.server),
-                    str(len(row.seconds)),
-                    _median(row.seconds),
-                    report.md_cell(row.verdict.label()),
-                ]
-            )
-            + " |"
-        )
+            reference = [ref, len(row.ref_seconds), _median(row.ref_seconds), "reference"]
+            rows.append([row.variant, row.phase, *reference])
+        verdict = [len(row.seconds), _median(row.seconds), row.verdict.label()]
+        rows.append([row.variant, row.phase, row.server, *verdict])
     if not judged.rows:
-        lines.append("| — | — | — | 0 | | nothing measured on two servers |")
+        rows.append(["—", "—", "—", 0, "", "nothing measured on two servers"])
+    header = ["variant", "phase", "server", "n", "median s", f"verdict (against {ref})"]
+    lines += markdown.table(header, rows)
     lines += ["", legend(judged), ""]
     if judged.undecided:
         lines.append(
@@ -341,7 +320,7 @@ def to_markdown(runs: Sequence[RunRecord], threshold: float | None = None) -> st
     judged = judge_servers(runs, threshold)
     parts = []
     for r in judged.runs:
-        parts.append(f"# On {label(r)}\n\n" + report.to_markdown(r, threshold))
+        parts.append(f"# On {markdown.cell(label(r))}\n\n" + report.to_markdown(r, threshold))
     parts.append(servers_markdown(judged))
     return printable("\n".join(parts))
 
