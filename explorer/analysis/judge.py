@@ -21,6 +21,7 @@ from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass, field
 from typing import TypeVar
 
+from explorer.analysis.drift import Drift, run_drift
 from explorer.analysis.family import judge_family
 from explorer.analysis.sequential import ALPHA, look_alpha, planned_looks, useful_looks
 from explorer.analysis.verdict import (
@@ -29,7 +30,6 @@ from explorer.analysis.verdict import (
     NO_BASELINE,
     UNDECIDED,
     Verdict,
-    drift,
     total,
 )
 from explorer.models import Profile, RunRecord, TrialResult
@@ -42,8 +42,9 @@ K = TypeVar("K", bound=Hashable)
 PhaseKey = tuple[str, str]
 """(variant, phase)."""
 
-DRIFT_MIN_N = 6
-"""Baseline trials needed before drift is judged: two per third."""
+DRIFT_FLOOR_SECONDS = DEFAULT_FLOOR_SECONDS
+"""Cells with a median below this are left out of the drift test: their relative noise is
+timer resolution, which would only dilute a real trend."""
 
 
 @dataclass
@@ -71,7 +72,10 @@ class Judgement:
     verdicts: dict[PhaseKey, Verdict] = field(default_factory=dict)
     """One per candidate variant and phase that the baseline also ran."""
     drifted: dict[str, bool] = field(default_factory=dict)
-    """Phase → the baseline's first and last thirds differ by more than the threshold."""
+    """Phase → the run's trend test flagged a drift (`drift`) and this phase was in it."""
+    drift: Drift | None = None
+    """The run's trend test over every variant's trials in round order
+    (`explorer.analysis.drift`); None with too few rounds."""
     undecided: list[PhaseKey] = field(default_factory=list)
     """Comparisons whose word is `undecided`, in table order."""
     looks: list[int] = field(default_factory=list)
@@ -173,13 +177,6 @@ def judge(
     cells: list[PhaseKey] = []
     for phase in s.phases:
         ref = s.seconds.get((base, phase), [])
-        # One trial per third is the noise of one trial, and a phase below the floor is
-        # timer resolution: neither is a trend.
-        out.drifted[phase] = (
-            len(ref) >= DRIFT_MIN_N
-            and statistics.median(ref) >= DEFAULT_FLOOR_SECONDS
-            and drift(ref, t)
-        )
         for name in names:
             if name == base or name in skipped:
                 continue
@@ -204,10 +201,34 @@ def judge(
         if k in cells or k in out.verdicts
     ]
     out.family_size = len(cells)
+    _judge_drift(out, record.trials, s, names)
     _replay_looks(out, s, cells, profile)
     out.verdicts = {k: out.verdicts[k] for k in listing}
     out.undecided = [k for k in out.verdicts if out.verdicts[k].word == UNDECIDED]
     return out
+
+
+def _judge_drift(out: Judgement, trials: list[TrialResult], s: Samples, names: list[str]) -> None:
+    """The run's trend test over every variant's measured trials in run order (not the
+    total, not phases below the floor); a flag marks every phase that went into it."""
+    tested = {
+        key
+        for key, secs in s.seconds.items()
+        if key[0] in names
+        and key[1] != TOTAL
+        and secs
+        and statistics.median(secs) >= DRIFT_FLOOR_SECONDS
+    }
+    series = [
+        (t.variant, {p.name: p.seconds for p in t.phases if (t.variant, p.name) in tested})
+        for t in measured(trials)
+        if t.variant in names
+    ]
+    out.drift = run_drift(series, threshold=out.threshold, alpha=ALPHA)
+    flagged = out.drift is not None and out.drift.flagged
+    phases = {phase for _, phase in tested}
+    for phase in s.phases:
+        out.drifted[phase] = flagged and (phase in phases or phase == TOTAL)
 
 
 def _replay_looks(out: Judgement, s: Samples, cells: list[PhaseKey], profile: Profile) -> None:

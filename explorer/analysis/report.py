@@ -40,8 +40,8 @@ class SummaryRow:
     baseline: bool = False
     """This row is the baseline variant's."""
     drift: bool = False
-    """On a baseline row: its first and last thirds of the run differ by more than the
-    threshold, so every verdict of this phase is suspect."""
+    """On a baseline row: the run's trend test (`explorer.analysis.drift`) found the machine
+    drifted beyond the threshold, and this phase was part of the test."""
     rows: int | None = None
     note: str = ""
     """Skip or failure reason, or the phase's extra facts (plan, sizes…)."""
@@ -221,13 +221,8 @@ def footnotes(record: RunRecord, judged: Judgement) -> list[str]:
             f"{most} warm-up trial{'s' if most > 1 else ''} per variant ran first; "
             "kept in the store, left out of every figure."
         )
-    drifted = [phase for phase, yes in judged.drifted.items() if yes]
-    if drifted:
-        out.append(
-            f"⚠ the baseline {judged.baseline} drifted during the run ({', '.join(drifted)}): "
-            f"the medians of its first and last thirds differ by more than "
-            f"{judged.threshold:.0%}, so those verdicts are suspect."
-        )
+    if judged.drift is not None and judged.drift.flagged:
+        out.append(judged.drift.sentence(judged.baseline))
     undecided = undecided_text(judged)
     if undecided:
         out.append(undecided)

@@ -46,8 +46,8 @@ Four words (`WORDS`), each meaning one thing:
 
 Trial order and warm-up: `balanced_order` gives A B C, C B A, A B C, … so slow drift of the
 machine (page cache, checkpoints, thermal) falls evenly on all variants. A warm-up trial is
-handled by the caller, not by `compare`: pass only the measured trials. `drift` checks the
-baseline's trials in run order for a trend.
+handled by the caller, not by `compare`: pass only the measured trials. Drift over the run is
+`explorer.analysis.drift`'s.
 """
 
 from __future__ import annotations
@@ -489,23 +489,6 @@ def total(values: Iterable[float | None]) -> float | None:
             return None
         out += v
     return out
-
-
-def drift(baseline_in_run_order: Sequence[float], threshold: float = DEFAULT_THRESHOLD) -> bool:
-    """True when the baseline's first and last thirds have medians further apart than threshold.
-
-    The relative change is last / first − 1. Fewer than 3 trials, or a first third with a
-    non-positive median, cannot show drift and give False.
-    """
-    n = len(baseline_in_run_order)
-    third = n // 3
-    if third == 0:
-        return False
-    first = statistics.median(baseline_in_run_order[:third])
-    last = statistics.median(baseline_in_run_order[n - third :])
-    if first <= 0:
-        return False
-    return abs(last / first - 1) > threshold
 
 
 def balanced_order(variants: list[T], rounds: int) -> list[tuple[T, int]]:

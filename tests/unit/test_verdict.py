@@ -18,7 +18,6 @@ import pytest
 from explorer.analysis.verdict import (
     balanced_order,
     compare,
-    drift,
     mann_whitney,
     total,
     u_distribution,
@@ -197,15 +196,6 @@ def test_a_total_with_an_unknown_is_unknown() -> None:
     assert total([1.0, None, 2.0]) is None
     assert total([1.0, 2.5]) == pytest.approx(3.5)
     assert total([]) == 0.0
-
-
-def test_drift_compares_first_and_last_third() -> None:
-    steady = [1.00, 1.01, 0.99, 1.00, 1.02, 0.98, 1.01, 0.99, 1.00]
-    creeping = [1.00, 1.01, 0.99, 1.03, 1.05, 1.04, 1.08, 1.09, 1.07]
-    assert not drift(steady, 0.03)
-    assert drift(creeping, 0.03)
-    assert not drift(creeping, 0.10)
-    assert not drift([1.0, 2.0], 0.03)  # too short to tell
 
 
 def test_balanced_order_alternates_direction_never_blocks() -> None:
