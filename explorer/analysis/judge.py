@@ -175,6 +175,8 @@ def judge(
         and all(x.status == "skipped" for x in record.trials if x.variant == v)
     }
     cells: list[PhaseKey] = []
+    # During a run, a baseline without a measured trial has not run yet: nothing is missing.
+    pending = record.status == "running" and not any(v == base for v, _ in s.seconds)
     for phase in s.phases:
         ref = s.seconds.get((base, phase), [])
         for name in names:
@@ -191,6 +193,7 @@ def judge(
                     median_candidate=statistics.median(mine) if mine else None,
                     threshold=t,
                     word=NO_BASELINE,
+                    baseline_pending=pending,
                 )
                 continue
             cells.append((name, phase))

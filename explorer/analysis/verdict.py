@@ -150,6 +150,9 @@ class Verdict(BaseModel):
     """The measured round at which the word was settled (auto repeats); None otherwise."""
     word: str
     """One of `WORDS`, or `NO_BASELINE`."""
+    baseline_pending: bool = False
+    """With `NO_BASELINE` during a run: the baseline has no measured trial yet (it will), so
+    the label says ``no baseline trial yet`` rather than that it lacks the phase."""
 
     @property
     def decided(self) -> bool:
@@ -180,7 +183,7 @@ class Verdict(BaseModel):
     def label(self) -> str:
         """The short text for a table cell, e.g. ``0.54× [0.50–0.58] faster``."""
         if self.word == NO_BASELINE:
-            return self.word
+            return "no baseline trial yet" if self.baseline_pending else self.word
         if self.too_few:
             return f"undecided, too few runs (n={min(self.n_baseline, self.n_candidate)})"
         if self.below_floor is not None:

@@ -22,6 +22,7 @@ from typing import Any
 
 import asyncpg
 
+from explorer.files import input_problem
 from explorer.lab.scope import create_table_sql, fk_clause, schema, table_name, toast_sql, work_app
 from explorer.lab.workloads.base import Params, TrialContext, Workload, WorkloadError
 from explorer.lab.workloads.file_extension import parse_pgbench, pgbench_conninfo
@@ -302,8 +303,9 @@ class SqlWorkload(Workload):
             return
         if prep.file is not None:
             self._data = Path(prep.file)
-            if not self._data.is_file():
-                raise WorkloadError(f"the prepare file {prep.file} does not exist")
+            problem = input_problem(self._data)
+            if problem is not None:
+                raise WorkloadError(f"the prepare file {prep.file} {problem}")
             return
         query = self.prepare_query()
         assert query is not None
