@@ -17,7 +17,7 @@ words, during the run and years later.
 from __future__ import annotations
 
 import statistics
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TypeVar
 
@@ -28,6 +28,7 @@ from explorer.analysis.verdict import (
     DEFAULT_FLOOR_SECONDS,
     DEFAULT_THRESHOLD,
     NO_BASELINE,
+    POLLED_FLOOR_SECONDS,
     UNDECIDED,
     Verdict,
     total,
@@ -42,7 +43,7 @@ K = TypeVar("K", bound=Hashable)
 PhaseKey = tuple[str, str]
 """(variant, phase)."""
 
-DRIFT_FLOOR_SECONDS = DEFAULT_FLOOR_SECONDS
+DRIFT_FLOOR_SECONDS = POLLED_FLOOR_SECONDS
 """Cells with a median below this are left out of the drift test: their relative noise is
 timer resolution, which would only dilute a real trend."""
 
@@ -59,6 +60,10 @@ class Samples:
     """Beside each duration, its measured round (1 = the first round after the warm-ups)."""
     warmups: dict[str, int] = field(default_factory=dict)
     """Variant → warm-up trials left out."""
+    floors: dict[str, float] = field(default_factory=dict)
+    """Phase → its timing resolution when it is not the clock's: `POLLED_FLOOR_SECONDS` for
+    an end pgwx polled for (a restore COMMIT whose `commit_resolution` says polling), and for
+    the total that includes it."""
 
 
 @dataclass
@@ -125,6 +130,10 @@ def samples(trials: Iterable[TrialResult]) -> Samples:
             out.rounds.setdefault((t.variant, name), []).append(t.repeat - first + 1)
     if len(out.phases) > 1:
         out.phases.append(TOTAL)
+    for t in good:
+        for p in t.phases:
+            if str(p.detail.get("commit_resolution", "")).startswith("polling"):
+                out.floors[p.name] = POLLED_FLOOR_SECONDS
     return out
 
 
@@ -244,6 +253,7 @@ def _replay_looks(out: Judgement, s: Samples, cells: list[PhaseKey], profile: Pr
         profile,
         done,
         out.threshold,
+        {key: s.floors.get(key[1], DEFAULT_FLOOR_SECONDS) for key in cells},
     )
     out.verdicts.update(verdicts)
 
@@ -254,6 +264,7 @@ def replay_looks(
     profile: Profile,
     done: int,
     threshold: float,
+    floors: Mapping[K, float] | None = None,
 ) -> tuple[dict[K, Verdict], list[int], list[int]]:
     """Judge `cells` at each planned look `done` measured rounds reached (a settled word is
     kept), Holm-corrected together at each look's share of α.
@@ -264,6 +275,7 @@ def replay_looks(
         profile: Whose repeats plan the looks.
         done: Measured rounds so far.
         threshold: Noise threshold of the words.
+        floors: Cell → its timing resolution (default: the clock's).
 
     Returns:
         The verdicts, the planned looks and the looks taken.
@@ -287,6 +299,7 @@ def replay_looks(
             family_size=len(cells),
             threshold=threshold,
             reported_alpha=ALPHA,
+            floors=floors,
         )
         for key in open_:
             v = judged[key]

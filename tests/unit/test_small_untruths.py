@@ -9,7 +9,7 @@ from pathlib import Path
 from explorer.analysis.calibration import synthetic_record, synthetic_trial
 from explorer.analysis.judge import judge
 from explorer.analysis.report import SummaryRow
-from explorer.analysis.verdict import compare
+from explorer.analysis.verdict import POLLED_FLOOR_SECONDS, compare
 from explorer.files import input_problem
 from explorer.models import Profile, Variant
 from explorer.tui.widgets.duration import clipped, interval_seconds
@@ -19,7 +19,7 @@ def test_a_difference_interval_never_puts_a_duration_below_zero() -> None:
     """`immediate 4 ms [-4–7]`: the baseline's 4 ms plus a difference interval from −8 ms."""
     base = [0.004, 0.0035, 0.0045, 0.012, 0.0038, 0.0041]
     cand = [0.005, 0.006, 0.0042, 0.0047, 0.0052, 0.0055]
-    v = compare(base, cand)
+    v = compare(base, cand, floor_seconds=POLLED_FLOOR_SECONDS)  # a polled COMMIT
     assert v.diff_ci_low is not None and v.median_baseline is not None
     assert v.median_baseline + v.diff_ci_low < 0  # the raw bound would be negative
     row = SummaryRow("cand", "commit", 6, verdict=v)
