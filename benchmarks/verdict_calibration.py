@@ -24,9 +24,18 @@ phases and their total, through the real `judge`:
 | drift-free runs flagged, at 3/10/20 % noise and n = 10/30 rounds | ≤ 5 % each |
 | a linear 10 % drift over the run at 10 % noise, n = 20, caught | ≥ 80 % |
 
+A run on two identical servers (an A/A), auto repeats, through the real round planning
+(`RoundPlan` per server, `servers.next_round`), `judge` and `judge_servers`
+(`explorer.analysis.servers_calibration`, issue 33):
+
+| Figure | Goal |
+|---|---|
+| runs where any printed table (either server's, or between them) says faster/slower | ≤ 5 % |
+
     python benchmarks/verdict_calibration.py            # full: ~15 min on a loaded 2-core box
     python benchmarks/verdict_calibration.py --smoke    # a few seconds, to see it works
-    python benchmarks/verdict_calibration.py --drift-only   # the drift section alone (~1 min)
+    python benchmarks/verdict_calibration.py --drift-only   # the drift section alone (~4 min)
+    python benchmarks/verdict_calibration.py --servers-only # the two-server A/A alone (~10 min)
 """
 
 from __future__ import annotations
@@ -36,6 +45,7 @@ import time
 
 from explorer.analysis.calibration import Scenario, calibrate
 from explorer.analysis.drift_calibration import DriftScenario, drift_rate
+from explorer.analysis.servers_calibration import servers_false_rate
 
 NOISES = (0.03, 0.10, 0.20)
 TABLES = ((2, 1, "1×1"), (7, 3, "7×3"))
@@ -50,9 +60,14 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=18)
     parser.add_argument("--drift-runs", type=int, default=1000, help="runs per drift scenario")
     parser.add_argument("--drift-only", action="store_true", help="only the drift section")
+    parser.add_argument("--servers-runs", type=int, default=500, help="runs per server A/A")
+    parser.add_argument("--servers-only", action="store_true", help="only the two-server A/A")
     args = parser.parse_args()
     if args.drift_only:
         drift_section(20 if args.smoke else args.drift_runs, args.seed)
+        return
+    if args.servers_only:
+        servers_section(10 if args.smoke else args.servers_runs, args.seed)
         return
     small, big = (20, 3) if args.smoke else (args.runs, args.big_runs)
     began = time.perf_counter()
@@ -93,6 +108,21 @@ def main() -> None:
         f"{time.perf_counter() - began:.0f} s"
     )
     drift_section(20 if args.smoke else args.drift_runs, args.seed)
+    servers_section(10 if args.smoke else args.servers_runs, args.seed)
+
+
+def servers_section(runs: int, seed: int) -> None:
+    """Two identical servers: runs with a false faster/slower anywhere, with 95 % intervals."""
+    began = time.perf_counter()
+    print("\n| two-server A/A | noise | any table (goal ≤ 5 %) | a server's own | between |")
+    print("|---|---|---|---|---|")
+    for variants, phases, name, share in ((2, 1, "1×1", 1), (4, 2, "3×2", 4)):
+        for noise in NOISES:
+            scenario = Scenario(variants=variants, phases=phases, noise=noise)
+            n = max(runs // share, 10)
+            cells = " | ".join(r.text() for r in servers_false_rate(scenario, n, seed))
+            print(f"| {name} ({n} runs) | {noise:.0%} | {cells} |", flush=True)
+    print(f"\nseed {seed}; {time.perf_counter() - began:.0f} s")
 
 
 def drift_section(runs: int, seed: int) -> None:

@@ -23,6 +23,7 @@ from typing import TypeVar
 
 from explorer.analysis.drift import Drift, run_drift
 from explorer.analysis.family import judge_family
+from explorer.analysis.run_family import table_alpha, tables_in_run
 from explorer.analysis.sequential import ALPHA, look_alpha, planned_looks, useful_looks
 from explorer.analysis.verdict import (
     DEFAULT_FLOOR_SECONDS,
@@ -89,6 +90,9 @@ class Judgement:
     """The planned looks that can decide something in a table this size (auto repeats)."""
     family_size: int = 0
     """Comparisons corrected together (Holm) — every cell with a baseline counterpart."""
+    tables: int = 1
+    """Tables the run prints that share its α (`explorer.analysis.run_family`): 1, or S + 1
+    for a run on S servers."""
 
     def open_variants(self) -> set[str]:
         """Variants with a comparison still undecided: the ones more rounds can help."""
@@ -171,7 +175,7 @@ def judge(
     profile = record.profile
     t = threshold if threshold is not None else getattr(profile, "threshold", DEFAULT_THRESHOLD)
     base = profile.baseline_name()
-    out = Judgement(baseline=base, threshold=t)
+    out = Judgement(baseline=base, threshold=t, tables=tables_in_run(record))
     s = samples(record.trials)
     # A stored run judges the variants it ran (`--variant` picks some); a variant whose trials
     # all failed ran, and stays undecided.
@@ -254,6 +258,7 @@ def _replay_looks(out: Judgement, s: Samples, cells: list[PhaseKey], profile: Pr
         done,
         out.threshold,
         {key: s.floors.get(key[1], DEFAULT_FLOOR_SECONDS) for key in cells},
+        alpha=table_alpha(out.tables),
     )
     out.verdicts.update(verdicts)
 
@@ -265,6 +270,8 @@ def replay_looks(
     done: int,
     threshold: float,
     floors: Mapping[K, float] | None = None,
+    *,
+    alpha: float = ALPHA,
 ) -> tuple[dict[K, Verdict], list[int], list[int]]:
     """Judge `cells` at each planned look `done` measured rounds reached (a settled word is
     kept), Holm-corrected together at each look's share of α.
@@ -276,6 +283,7 @@ def replay_looks(
         done: Measured rounds so far.
         threshold: Noise threshold of the words.
         floors: Cell → its timing resolution (default: the clock's).
+        alpha: This table's share of the run's α (`explorer.analysis.run_family`).
 
     Returns:
         The verdicts, the planned looks and the looks taken.
@@ -284,18 +292,18 @@ def replay_looks(
         return {}, [], []
     planned = planned_looks(profile.repeats, profile.min_repeats, profile.max_repeats)
     if profile.repeats == "auto":
-        planned = useful_looks(planned, len(cells))
+        planned = useful_looks(planned, len(cells), alpha)
     auto = profile.repeats == "auto"
     # Fixed repeats: one look, at the end. Auto: the planned looks passed, and the end (a run
     # cut short ends between looks; one longer than planned makes its end one more look).
     points = [n for n in planned if n < done] + [done] if auto else [done]
-    alpha = look_alpha(max(len(planned), len(points)))
+    share = look_alpha(max(len(planned), len(points)), alpha)
     verdicts: dict[K, Verdict] = {}
     open_ = list(cells)
     for point in points:
         judged = judge_family(
             {k: pair_upto(k, point) for k in open_},
-            alpha=alpha,
+            alpha=share,
             family_size=len(cells),
             threshold=threshold,
             reported_alpha=ALPHA,

@@ -20,6 +20,7 @@ from explorer.analysis import environment, mechanism
 from explorer.analysis.card import card_lines, story
 from explorer.analysis.judge import TOTAL, Judgement, judge, measured, samples, undecided_text
 from explorer.analysis.mechanism import MechanismSummary
+from explorer.analysis.run_family import family_words
 from explorer.analysis.verdict import Verdict
 from explorer.models import RunRecord, TrialResult
 from explorer.text import printable
@@ -281,11 +282,14 @@ def verdict_legend(judged: Judgement) -> str:
     )
     return (
         "verdict: the Hodges–Lehmann ratio variant / baseline [interval], "
-        f"{family}{sequential}, so the whole table holds 95 %; faster or slower when the "
-        f"interval excludes 1 and the ratio is beyond ±{t}; same within ±{t} when the whole "
-        "interval lies inside it; undecided otherwise; below 50 ms the difference in seconds. "
+        f"{family}{sequential}: the words are controlled for the whole table (any false "
+        "faster/slower at most 5 %), and each interval is drawn at the level its comparison "
+        f"was tested at; faster or slower when the interval excludes 1 and the ratio is beyond "
+        f"±{t}; same within ±{t} when the whole interval lies inside it; undecided otherwise; "
+        "a phase under its timing resolution on both sides (1 ms on pgwx's clock, 50 ms for "
+        "an end pgwx polls for) gets the difference in ms against that band. "
         "p (adj.): the Mann–Whitney p of the comparison alone (after the correction). "
-        "See the README, How to read a verdict."
+        "See the README, How to read a verdict." + family_words(judged.tables)
     )
 
 
