@@ -22,6 +22,7 @@ from typing import Any
 
 import asyncpg
 
+from explorer.analysis.mechanism import fold_late
 from explorer.files import input_problem
 from explorer.lab.scope import create_table_sql, fk_clause, schema, table_name, toast_sql, work_app
 from explorer.lab.workloads.base import Params, TrialContext, Workload, WorkloadError
@@ -380,6 +381,12 @@ class SqlWorkload(Workload):
             if phase.commit_apart:
                 async with ctx.phase(f"{phase.name}-commit"):
                     await self._run(db, f"{phase.name}-commit", "COMMIT")
+                work, commit = ctx.phases[-2], ctx.phases[-1]
+                if work.mechanism is not None and commit.mechanism is not None:
+                    # The backend publishes its pg_stat_io and FPI counts when the
+                    # transaction ends: they are the statement's work, not the COMMIT's, so
+                    # they go on its row and the COMMIT's row says "work in <phase>".
+                    fold_late(work.mechanism, commit.mechanism, work.name)
 
     async def _pgbench(self, ctx: TrialContext, phase: PhaseSpec, names: dict[str, str]) -> None:
         script = ctx.workdir / f"pgbench-{phase.name}.sql"
