@@ -180,7 +180,7 @@ def to_markdown(cross: CrossRuns) -> str:
         f"verdict: the Hodges–Lehmann ratio B / A [interval], Holm-corrected across the "
         f"{len(cross.rows)} rows so the table holds 95 %; faster or slower when the interval "
         f"excludes 1 and the ratio is beyond ±{cross.threshold:.0%}; same when the interval "
-        "lies inside that band; undecided otherwise. See the README, How to read a verdict.",
+        "lies inside that band; undecided otherwise. See How to read a verdict (docs/verdicts.md).",
     ]
     open_ = [markdown.cell(f"{r.variant} {r.phase}") for r in cross.rows if not settled(r.verdict)]
     if open_:

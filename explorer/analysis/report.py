@@ -22,6 +22,7 @@ from explorer.analysis.judge import TOTAL, Judgement, judge, measured, samples, 
 from explorer.analysis.markdown import cell as md_cell
 from explorer.analysis.markdown import table
 from explorer.analysis.mechanism import MechanismSummary
+from explorer.analysis.run_family import family_words
 from explorer.analysis.verdict import Verdict
 from explorer.models import RunRecord, TrialResult
 from explorer.text import printable
@@ -42,8 +43,8 @@ class SummaryRow:
     baseline: bool = False
     """This row is the baseline variant's."""
     drift: bool = False
-    """On a baseline row: its first and last thirds of the run differ by more than the
-    threshold, so every verdict of this phase is suspect."""
+    """On a baseline row: the run's trend test (`explorer.analysis.drift`) found the machine
+    drifted beyond the threshold, and this phase was part of the test."""
     rows: int | None = None
     note: str = ""
     """Skip or failure reason, or the phase's extra facts (plan, sizes…)."""
@@ -217,13 +218,8 @@ def footnotes(record: RunRecord, judged: Judgement) -> list[str]:
             f"{most} warm-up trial{'s' if most > 1 else ''} per variant ran first; "
             "kept in the store, left out of every figure."
         )
-    drifted = [phase for phase, yes in judged.drifted.items() if yes]
-    if drifted:
-        out.append(
-            f"⚠ the baseline {judged.baseline} drifted during the run ({', '.join(drifted)}): "
-            f"the medians of its first and last thirds differ by more than "
-            f"{judged.threshold:.0%}, so those verdicts are suspect."
-        )
+    if judged.drift is not None and judged.drift.flagged:
+        out.append(judged.drift.sentence(judged.baseline))
     undecided = undecided_text(judged)
     if undecided:
         out.append(undecided)
@@ -282,11 +278,14 @@ def verdict_legend(judged: Judgement) -> str:
     )
     return (
         "verdict: the Hodges–Lehmann ratio variant / baseline [interval], "
-        f"{family}{sequential}, so the whole table holds 95 %; faster or slower when the "
-        f"interval excludes 1 and the ratio is beyond ±{t}; same within ±{t} when the whole "
-        "interval lies inside it; undecided otherwise; below 50 ms the difference in seconds. "
+        f"{family}{sequential}: the words are controlled for the whole table (any false "
+        "faster/slower at most 5 %), and each interval is drawn at the level its comparison "
+        f"was tested at; faster or slower when the interval excludes 1 and the ratio is beyond "
+        f"±{t}; same within ±{t} when the whole interval lies inside it; undecided otherwise; "
+        "a phase under its timing resolution on both sides (1 ms on pgwx's clock, 50 ms for "
+        "an end pgwx polls for) gets the difference in ms against that band. "
         "p (adj.): the Mann–Whitney p of the comparison alone (after the correction). "
-        "See the README, How to read a verdict."
+        "See How to read a verdict (docs/verdicts.md)." + family_words(judged.tables)
     )
 
 

@@ -20,7 +20,7 @@ from explorer.analysis import markdown
 from explorer.analysis.calibration import Scenario, calibrate
 from explorer.analysis.judge import TOTAL, judge, samples
 from explorer.analysis.sequential import ALPHA, planned_looks, useful_looks
-from explorer.analysis.verdict import DEFAULT_FLOOR_SECONDS
+from explorer.analysis.verdict import POLLED_FLOOR_SECONDS
 from explorer.models import Profile, RunRecord, Variant
 
 AGAIN = "-again"
@@ -58,9 +58,9 @@ class PhaseNoise:
 
     @property
     def tiny(self) -> bool:
-        """Below the 50 ms floor: judged in seconds against ±50 ms, not as a ratio, so its
-        relative noise says nothing about the threshold."""
-        return self.median is not None and self.median < DEFAULT_FLOOR_SECONDS
+        """Below 50 ms: its relative noise is mostly timer and round-trip jitter, so it says
+        nothing about the threshold the run needs."""
+        return self.median is not None and self.median < POLLED_FLOOR_SECONDS
 
 
 def phase_noise(record: RunRecord) -> list[PhaseNoise]:
