@@ -20,6 +20,7 @@ from explorer.analysis import environment, mechanism
 from explorer.analysis.card import card_lines, story
 from explorer.analysis.judge import TOTAL, Judgement, judge, measured, samples, undecided_text
 from explorer.analysis.mechanism import MechanismSummary
+from explorer.analysis.paired import pairing_note
 from explorer.analysis.verdict import Verdict
 from explorer.models import RunRecord, TrialResult
 from explorer.text import printable
@@ -239,6 +240,9 @@ def footnotes(record: RunRecord, judged: Judgement) -> list[str]:
             "settled at round N/M: that verdict was settled at the planned look after round N "
             "and rests on those rounds; n, min, median and max count every round."
         )
+    pairing = pairing_note(judged.verdicts)
+    if pairing:
+        out.append(pairing)
     return out
 
 
@@ -406,6 +410,8 @@ VERDICT_FIELDS = (
     "confidence",
     "threshold",
     "look",
+    "pairing",
+    "futile",
 )
 """Verdict fields in the CSV (flat) and JSON (under "verdict") exports."""
 
