@@ -31,7 +31,7 @@ from explorer.lab.profiles.catalog import ProfileError, ProfileShadowed, list_pr
 from explorer.lab.run.axis import resolve_servers, run_on_servers
 from explorer.lab.run.limits import MAX_BYTES, MAX_ROWS
 from explorer.lab.run.owner import ServerBusy
-from explorer.lab.run.request import RunRequest, threshold_option
+from explorer.lab.run.request import RunRequest, run_plan, threshold_option
 from explorer.lab.run.session import Session, restore_pending, start_repairing
 from explorer.lab.run.signals import TerminatingSignals
 from explorer.lab.run.undo import Undo, restore_command
@@ -226,6 +226,11 @@ def _run_args(p: argparse.ArgumentParser) -> None:
         action="store_true",
         default=argparse.SUPPRESS,
         help="allow fsync/full_page_writes off on a server pgwx does not own",
+    )
+    p.add_argument(
+        "--allow-undecidable",
+        action="store_true",
+        help="run fixed --repeats even when they are too few to decide any comparison",
     )
     p.add_argument(
         "--allow-large",
@@ -493,6 +498,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         allow_risky=args.allow_risky,
         sample=not args.no_sample,
         trust_sql=args.trust_sql,
+        allow_undecidable=args.allow_undecidable,
+        servers=len(getattr(args, "servers", None) or [None]),
     )
     servers_named = getattr(args, "servers", None) or [(args.dsn, args.pg)]
     several = len(servers_named) > 1
@@ -533,9 +540,11 @@ def cmd_run(args: argparse.Namespace) -> int:
                     raise asyncio.CancelledError  # it came while the server was starting
                 if not several:
                     caps: Capabilities = await sessions[0].open(lambda m: say._print(f"  ! {m}"))
+                    say._print(run_plan(request))  # before the first trial
                     runner = Runner(sessions[0].target, profile, store, request.options, caps=caps)
                     runners.append(runner)
                     return [await runner.run(say)]
+                say._print(run_plan(request, len(servers_named)))
                 return await run_on_servers(
                     sessions,
                     servers_named,
