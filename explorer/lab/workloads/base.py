@@ -117,7 +117,7 @@ class TrialContext:
     """Settings every workload session starts with, client tools' too (through PGOPTIONS):
     the connection check and statement_timeout that keep it from outliving pgwx."""
     fenced: bool = False
-    """`target` logs in as the run's fenced role (see explorer.lab.run.fence): the server
+    """`target` logs in as the run's fenced role (see explorer.lab.safety.fence): the server
     itself keeps the profile's SQL inside the run's schema."""
 
     @property

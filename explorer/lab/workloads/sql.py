@@ -308,7 +308,7 @@ class SqlWorkload(Workload):
         query = self.prepare_query()
         assert query is not None
         path = workdir / PREPARED
-        # `target` logs in as the run's read role (see explorer.lab.run.fence): the query is
+        # `target` logs in as the run's read role (see explorer.lab.safety.fence): the query is
         # one statement in a READ ONLY transaction, and its rows are written by pgwx.
         conn = await target.connect("prepare")
         try:
