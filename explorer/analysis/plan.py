@@ -69,7 +69,7 @@ def plan_sentence(profile: Profile, comparisons: int, noise: float | None = None
     Args:
         profile: The effective profile (repeats, looks, threshold).
         comparisons: Comparisons in the table (at least: one per candidate and phase).
-        noise: The spread of one round's log ratio on this machine, when known (a self-test).
+        noise: This machine's trial-to-trial noise (0.18 = ±18 %), when a self-test kept it.
     """
     planned = planned_looks(profile.repeats, profile.min_repeats, profile.max_repeats)
     if profile.repeats == "auto":
@@ -86,7 +86,10 @@ def plan_sentence(profile: Profile, comparisons: int, noise: float | None = None
     )
     if noise is None or noise <= 0:
         return head + "; the first look measures the noise and says what the rest can decide."
-    five, fifteen = (rounds_for(e, noise, comparisons, len(planned)) for e in (0.95, 0.85))
+    # One round's log ratio varies √2 times one trial's.
+    five, fifteen = (
+        rounds_for(e, noise * math.sqrt(2), comparisons, len(planned)) for e in (0.95, 0.85)
+    )
     return (
         f"{head}; at ±{noise:.0%} noise a 5 % effect needs about {five} rounds and a 15 % one "
         f"about {fifteen}; this run stops at {last}."

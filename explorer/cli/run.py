@@ -29,6 +29,7 @@ from explorer.lab.run.request import RunRequest, run_plan
 from explorer.lab.run.session import Session
 from explorer.lab.run.signals import TerminatingSignals
 from explorer.lab.safety.undo import restore_command
+from explorer.lab.store.machine_noise import load_noise, save_noise
 from explorer.lab.store.results import ResultStore
 from explorer.models import Capabilities, RunRecord
 
@@ -131,11 +132,12 @@ def cmd_run(args: argparse.Namespace) -> int:
                     raise asyncio.CancelledError  # it came while the server was starting
                 if not several:
                     caps: Capabilities = await sessions[0].open(lambda m: say._print(f"  ! {m}"))
-                    say._print(run_plan(request))  # before the first trial
+                    # Before the first trial, with this machine's noise if a self-test kept it.
+                    say._print(run_plan(request, noise=load_noise(original.name)))
                     runner = Runner(sessions[0].target, profile, store, request.options, caps=caps)
                     runners.append(runner)
                     return [await runner.run(say)]
-                say._print(run_plan(request, len(servers_named)))
+                say._print(run_plan(request, len(servers_named), load_noise(original.name)))
                 return await run_on_servers(
                     sessions,
                     servers_named,
@@ -180,7 +182,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     record = records[0]
     if testing:
         say._print("simulating this profile's verdicts at the noise just measured")
-        print(selftest_text(self_test(record, original), original), end="")
+        found = self_test(record, original)
+        print(selftest_text(found, original), end="")
+        worst = found.worst_noise()
+        if worst is not None:
+            save_noise(original.name, worst)
     elif several:
         print(servers.render(records, args.format), end="")
     else:

@@ -157,8 +157,9 @@ class RunRequest:
         return cls(profile=profile, options=options, estimate=estimate, variants=chosen)
 
 
-def run_plan(request: RunRequest, servers: int = 1) -> str:
-    """The plan sentence a front end says before the first trial (`explorer.analysis.plan`)."""
+def run_plan(request: RunRequest, servers: int = 1, noise: float | None = None) -> str:
+    """The plan sentence a front end says before the first trial (`explorer.analysis.plan`),
+    with this machine's trial-to-trial `noise` when a self-test kept it."""
     o = request.options
     update: dict[str, Any] = {}
     if o.repeats is not None:
@@ -166,4 +167,4 @@ def run_plan(request: RunRequest, servers: int = 1) -> str:
     if o.threshold is not None:
         update["threshold"] = o.threshold
     profile = request.profile.model_copy(update=update)
-    return plan_sentence(profile, least_comparisons(len(request.variants), servers))
+    return plan_sentence(profile, least_comparisons(len(request.variants), servers), noise)
