@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from explorer import paths
-from explorer.analysis import servers
+from explorer.analysis import gate, servers
+from explorer.analysis.gate import EXIT_REGRESSED, Gate, gate_from_args
 from explorer.analysis.judge import judge
 from explorer.analysis.report import EXIT_CODES, FORMATS, outcome, render
 from explorer.analysis.selftest import self_test, self_test_profile
@@ -243,6 +244,37 @@ def _run_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--settle", type=float, help="seconds to pause after each CHECKPOINT")
 
 
+def _gate_args(p: argparse.ArgumentParser) -> None:
+    """--fail-on slower, narrowed by --fail-variant / --fail-phase (explorer.analysis.gate)."""
+    p.add_argument(
+        "--fail-on",
+        metavar="WORD",
+        help=f"exit {EXIT_REGRESSED} when a comparison is decided `slower` beyond the threshold "
+        "(never on same, faster or undecided); WORD is `slower`",
+    )
+    p.add_argument(
+        "--fail-variant",
+        action="append",
+        metavar="NAME",
+        help="with --fail-on: watch only this variant (repeatable)",
+    )
+    p.add_argument(
+        "--fail-phase",
+        action="append",
+        metavar="NAME",
+        help="with --fail-on: watch only this phase, e.g. copy or total (repeatable)",
+    )
+
+
+def gate_arg(args: argparse.Namespace) -> Gate | None:
+    """The gate --fail-on/--fail-variant/--fail-phase name (None without --fail-on)."""
+    return gate_from_args(
+        getattr(args, "fail_on", None),
+        getattr(args, "fail_variant", None),
+        getattr(args, "fail_phase", None),
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The whole command line, with help for every option."""
     parser = argparse.ArgumentParser(
@@ -292,6 +324,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="run only this variant (repeatable)",
     )
     run.add_argument("--format", choices=sorted(FORMATS), default="md")
+    _gate_args(run)
     selftest = sub.add_parser(
         "selftest",
         help="run a profile's baseline against itself: this machine's noise, false-finding "
@@ -315,6 +348,7 @@ def build_parser() -> argparse.ArgumentParser:
     cmp.add_argument("run_b", metavar="RUN_B", help="the run judged against it")
     cmp.add_argument("--format", choices=["md", "json"], default="md")
     cmp.add_argument("--threshold", help="noise threshold (5%% or 0.05; default RUN_A's)")
+    _gate_args(cmp)
     rpl = sub.add_parser(
         "replay", help="play a run back without a server: a stored run, a .pgwx file, or a demo"
     )
@@ -494,6 +528,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         sample=not args.no_sample,
         trust_sql=args.trust_sql,
     )
+    watching = gate_arg(args)
+    if watching is not None:
+        gate.check_variants(watching, profile.baseline_name(), [v.name for v in request.variants])
     servers_named = getattr(args, "servers", None) or [(args.dsn, args.pg)]
     several = len(servers_named) > 1
     if several and testing:
@@ -591,8 +628,17 @@ def cmd_run(args: argparse.Namespace) -> int:
         return EXIT_CODES["failed"]  # something pgwx set is still set: said on the last line
     if several:
         ended = servers.outcome(servers.judge_servers(records))
-        return EXIT_CODES.get(ended, EXIT_CODES["failed"])
-    return run_exit_status(record, testing)
+        status = EXIT_CODES.get(ended, EXIT_CODES["failed"])
+    else:
+        status = run_exit_status(record, testing)
+    if watching is None:
+        return status
+    tags = [servers.label(r) if several else "" for r in records]
+    cells = [c for r, tag in zip(records, tags, strict=True) for c in gate.comparisons_of(r, tag)]
+    status, said = gate.apply(watching, cells, status)
+    if said:
+        say._print(f"pgwx: {said}")
+    return status
 
 
 def resolve_sessions(
@@ -705,8 +751,16 @@ def cmd_compare(args: argparse.Namespace) -> int:
     b = store.load(chosen_run(store, args.run_b))
     cross = crossrun.compare_runs(a, b, threshold)
     render_cross = crossrun.to_json if args.format == "json" else crossrun.to_markdown
+    watching = gate_arg(args)
     print(render_cross(cross), end="")
-    return 0
+    if watching is None:
+        return 0
+    cells = [gate.Comparison(r.variant, r.phase, r.verdict) for r in cross.rows]
+    undecided = any(not c.verdict.settled for c in cells if watching.watches(c.variant, c.phase))
+    status, said = gate.apply(watching, cells, EXIT_CODES["undecided" if undecided else "decided"])
+    if said:
+        print(f"pgwx: {said}", file=sys.stderr)
+    return status
 
 
 @quiet_on_broken_pipe

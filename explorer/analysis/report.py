@@ -18,6 +18,7 @@ from typing import Any
 
 from explorer.analysis import environment, mechanism
 from explorer.analysis.card import card_lines, story
+from explorer.analysis.gate import EXIT_REGRESSED
 from explorer.analysis.judge import TOTAL, Judgement, judge, measured, samples, undecided_text
 from explorer.analysis.mechanism import MechanismSummary
 from explorer.analysis.verdict import Verdict
@@ -481,9 +482,11 @@ EXIT_CODES = {
     "refused": 2,
     "internal error": 3,
     "undecided": 4,
+    "regressed": EXIT_REGRESSED,
     "cancelled": 130,
 }
-"""`pgwx run`'s exit status by outcome (a signal N exits 128 + N); README "For a team"."""
+"""`pgwx run`'s exit status by outcome (a signal N exits 128 + N; `regressed` only with
+`--fail-on`); docs/team.md."""
 
 
 def outcome(record: RunRecord, judged: Judgement) -> str:
