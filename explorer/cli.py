@@ -955,7 +955,10 @@ def cmd_push(args: argparse.Namespace) -> int:
     for run_id in done.copied:
         print(f"copied {run_id} to {target.path}")
     for run_id in done.already:
-        print(f"{run_id} is already in {target.path}; left as it is")
+        again = (
+            " (its verdicts judged again by this pgwx's rules)" if run_id in done.rejudged else ""
+        )
+        print(f"{run_id} is already in {target.path}; left as it is{again}")
     for run_id in done.still_running:
         print(f"pgwx: {run_id} is still running; push it when it has ended", file=sys.stderr)
     return 1 if done.still_running else 0
