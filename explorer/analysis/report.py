@@ -21,6 +21,7 @@ from explorer.analysis.card import card_lines, story
 from explorer.analysis.gate import EXIT_REGRESSED
 from explorer.analysis.judge import TOTAL, Judgement, judge, measured, samples, undecided_text
 from explorer.analysis.mechanism import MechanismSummary
+from explorer.analysis.rules import RULES
 from explorer.analysis.verdict import Verdict
 from explorer.models import RunRecord, TrialResult
 from explorer.text import printable
@@ -514,6 +515,7 @@ def to_json(record: RunRecord, threshold: float | None = None) -> str:
                 "scale": record.scale,
                 "baseline": record.profile.baseline_name(),
                 "threshold": judged.threshold,
+                "rules": RULES,
                 "warmups": samples(record.trials).warmups,
                 "baseline_drift": judged.drifted,
                 "undecided": [list(k) for k in judged.undecided],
@@ -538,7 +540,14 @@ def to_json(record: RunRecord, threshold: float | None = None) -> str:
     )
 
 
-FORMATS = {"md": to_markdown, "csv": to_csv, "json": to_json}
+def to_bmf(record: RunRecord, threshold: float | None = None) -> str:
+    """Bencher Metric Format (`explorer.analysis.bmf`, which builds on this module's rows)."""
+    from explorer.analysis import bmf
+
+    return bmf.to_bmf(record, threshold)
+
+
+FORMATS = {"md": to_markdown, "csv": to_csv, "json": to_json, "bmf": to_bmf}
 """--format value → renderer."""
 
 

@@ -21,12 +21,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from explorer.analysis.judge import judge
+from explorer.analysis.rules import RULES
 from explorer.lab.store.backends import PG_SCHEMA, PostgresBackend, SqlBackend
 from explorer.models import RunRecord
-
-RULES = 1
-"""The version of the judge's rules the rows were written under; bump it with any change to
-how a verdict is reached (statistics, correction, looks), so stored runs are judged again."""
 
 COLUMNS = (
     ("run_id", "text NOT NULL"),
