@@ -65,7 +65,7 @@ def _view(store: ResultStore) -> list[tuple[object, ...]]:
         else "verdict_series"
     )
     return store.sql.all(
-        f"SELECT run_id, variant, phase, server_version, measure, ratio_or_difference, ci_low, "
+        f"SELECT run_id, variant, phase, server_version, measure, coalesce(ratio, difference_seconds), ci_low, "
         f"ci_high, word FROM {view} ORDER BY run_started_at, variant, phase"
     )
 

@@ -81,8 +81,10 @@ def _create(sql: SqlBackend) -> list[str]:
         "    PRIMARY KEY (run_id, variant, phase))",
         f"CREATE {'OR REPLACE VIEW' if pg else 'VIEW IF NOT EXISTS'} {view} AS\n"
         f"SELECT run_id, {started} AS run_started_at, profile, variant, phase, server, "
-        "server_version, label, ref, status, measure, value AS ratio_or_difference, "
-        "value, ci_low, ci_high, p_value, p_adjusted, word, verdict, look, n_baseline, "
+        "server_version, label, ref, status, measure, "
+        "CASE WHEN measure = 'ratio' THEN value END AS ratio, "
+        "CASE WHEN measure = 'difference_seconds' THEN value END AS difference_seconds, "
+        "ci_low, ci_high, p_value, p_adjusted, word, verdict, look, n_baseline, "
         f"n_candidate, threshold, judged_by, rules\nFROM {table}",
     ]
     if pg:
