@@ -21,9 +21,11 @@ from typing import Any
 
 from explorer import paths
 from explorer.analysis import gate, servers
+from explorer.analysis.formats import FORMATS, render, render_servers
 from explorer.analysis.gate import EXIT_REGRESSED, Gate, gate_from_args
+from explorer.analysis.history import run_tags
 from explorer.analysis.judge import judge
-from explorer.analysis.report import EXIT_CODES, FORMATS, outcome, render
+from explorer.analysis.report import EXIT_CODES, outcome
 from explorer.analysis.selftest import self_test, self_test_profile
 from explorer.analysis.selftest import to_text as selftest_text
 from explorer.analysis.units import human_bytes
@@ -242,6 +244,12 @@ def _run_args(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--no-sample", action="store_true", help="do not run the stats sampler")
     p.add_argument("--settle", type=float, help="seconds to pause after each CHECKPOINT")
+    p.add_argument(
+        "--label",
+        help="a free label kept with the run (what changed: 'kernel 6.8'), shown in runs, "
+        "history, compare and the store's views",
+    )
+    p.add_argument("--ref", help="a git ref or version kept with the run, shown like --label")
 
 
 def _gate_args(p: argparse.ArgumentParser) -> None:
@@ -527,6 +535,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         allow_risky=args.allow_risky,
         sample=not args.no_sample,
         trust_sql=args.trust_sql,
+        label=args.label,
+        ref=args.ref,
     )
     watching = gate_arg(args)
     if watching is not None:
@@ -619,7 +629,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         say._print("simulating this profile's verdicts at the noise just measured")
         print(selftest_text(self_test(record, original), original), end="")
     elif several:
-        print(servers.render(records, args.format), end="")
+        print(render_servers(records, args.format), end="")
     else:
         print(render(record, args.format), end="")
     how = f"`pgwx report {record.id} --format csv|json`"
@@ -715,6 +725,7 @@ def cmd_runs(_args: argparse.Namespace) -> int:
             f"{r.id:<22} {r.profile.name:<20} {r.status:<11} {trials:<18} "
             f"PG {r.server.capabilities.version} {r.server.dsn_masked}"
             + (f" · {r.axis.label} of {', '.join(r.axis.labels)}" if r.axis else "")
+            + run_tags(r)
         )
     return 0
 
@@ -735,7 +746,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     record = store.load(run_id)
     group = store.group(record)
     if len(group) > 1:  # one server's share of a run on several: show them all
-        print(servers.render(group, args.format, threshold), end="")
+        print(render_servers(group, args.format, threshold), end="")
     else:
         print(render(record, args.format, threshold), end="")
     return 0

@@ -25,6 +25,7 @@ from typing import Any
 
 from explorer.analysis.judge import judge
 from explorer.analysis.report import summarize
+from explorer.analysis.servers import label
 from explorer.models import RunRecord
 
 BENCHMARK_MAX = 1024
@@ -76,8 +77,6 @@ def to_bmf(record: RunRecord, threshold: float | None = None) -> str:
 
 def several_to_bmf(records: Sequence[RunRecord], threshold: float | None = None) -> str:
     """A run on several servers: each server's rows, the server in the benchmark's name."""
-    from explorer.analysis.servers import label
-
     out: dict[str, dict[str, Any]] = {}
     for record in records:
         out.update(benchmarks(record, label(record)))

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from explorer.analysis.family import judge_family
+from explorer.analysis.history import run_tags
 from explorer.analysis.judge import samples, settled
 from explorer.analysis.verdict import Verdict, compare
 from explorer.models import RunRecord
@@ -150,7 +151,7 @@ def _run_line(tag: str, r: RunRecord) -> str:
     caps = r.server.capabilities
     return (
         f"- {tag}: run {r.id} · {r.profile.name} · PostgreSQL {caps.version} · "
-        f"{r.server.dsn_masked} · scale {r.scale:g}"
+        f"{r.server.dsn_masked} · scale {r.scale:g}" + run_tags(r)
     )
 
 

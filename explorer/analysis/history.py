@@ -21,6 +21,12 @@ from explorer.analysis.verdict import Verdict
 from explorer.models import RunRecord
 
 
+def run_tags(record: RunRecord) -> str:
+    """' · label "kernel 6.8" · ref v1.2' for a run given --label/--ref, else ''."""
+    tags = (("label", record.label), ("ref", record.ref))
+    return "".join(f' · {name} "{value}"' for name, value in tags if value)
+
+
 @dataclass
 class HistoryRow:
     """One run's verdict for one variant and phase."""
@@ -40,6 +46,10 @@ class HistoryRow:
     """Why this run is a change point against the run before it, else empty."""
     change_p: float | None = None
     """The p-value of the change against the run before (None: nothing to compare with)."""
+    run_label: str | None = None
+    """The run's --label."""
+    ref: str | None = None
+    """The run's --ref."""
 
 
 def _phase_of(record: RunRecord, wanted: str | None) -> str | None:
@@ -83,6 +93,7 @@ def history(
                 ci_high=v.ci_high,
                 label=v.label(),
             )
+            row.run_label, row.ref = record.label, record.ref
             before = previous.get((name, ph))
             if before is not None:
                 moved = history_flags.change(before[1], v)
@@ -112,13 +123,13 @@ def to_markdown(profile: str, rows: list[HistoryRow]) -> str:
     lines = [
         f"## {profile}: verdicts across runs (oldest first)",
         "",
-        "| run | started | server | variant | phase | verdict | change |",
-        "|---|---|---|---|---|---|---|",
+        "| run | started | server | label · ref | variant | phase | verdict | change |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         mark = f"⚑ {r.change}" if r.change else ""
         lines.append(
-            f"| {r.run_id} | {r.started_at} | {r.server} | {r.variant} | "
+            f"| {r.run_id} | {r.started_at} | {r.server} | {_tags(r)} | {r.variant} | "
             f"{r.phase} | {r.label} | {mark} |"
         )
     changes = [r for r in rows if r.change]
@@ -139,6 +150,12 @@ def to_markdown(profile: str, rows: list[HistoryRow]) -> str:
         "with otava.yaml (docs/team.md)."
     )
     return "\n".join(lines) + "\n"
+
+
+def _tags(row: HistoryRow) -> str:
+    from explorer.analysis.report import md_cell
+
+    return md_cell(" · ".join(t for t in (row.run_label, row.ref) if t) or "—")
 
 
 def to_json(profile: str, rows: list[HistoryRow]) -> str:

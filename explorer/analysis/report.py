@@ -516,6 +516,8 @@ def to_json(record: RunRecord, threshold: float | None = None) -> str:
                 "baseline": record.profile.baseline_name(),
                 "threshold": judged.threshold,
                 "rules": RULES,
+                "label": record.label,
+                "ref": record.ref,
                 "warmups": samples(record.trials).warmups,
                 "baseline_drift": judged.drifted,
                 "undecided": [list(k) for k in judged.undecided],
@@ -540,14 +542,7 @@ def to_json(record: RunRecord, threshold: float | None = None) -> str:
     )
 
 
-def to_bmf(record: RunRecord, threshold: float | None = None) -> str:
-    """Bencher Metric Format (`explorer.analysis.bmf`, which builds on this module's rows)."""
-    from explorer.analysis import bmf
-
-    return bmf.to_bmf(record, threshold)
-
-
-FORMATS = {"md": to_markdown, "csv": to_csv, "json": to_json, "bmf": to_bmf}
+FORMATS = {"md": to_markdown, "csv": to_csv, "json": to_json}
 """--format value → renderer."""
 
 

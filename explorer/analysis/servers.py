@@ -435,14 +435,7 @@ def _csv_prefix(value: str) -> str:
     return buf.getvalue().rstrip("\r\n") + ","
 
 
-def to_bmf(runs: Sequence[RunRecord], threshold: float | None = None) -> str:
-    """Bencher Metric Format, each server's rows named with its label (`analysis.bmf`)."""
-    from explorer.analysis import bmf
-
-    return bmf.several_to_bmf(runs, threshold)
-
-
-FORMATS = {"md": to_markdown, "csv": to_csv, "json": to_json, "bmf": to_bmf}
+FORMATS = {"md": to_markdown, "csv": to_csv, "json": to_json}
 """--format value → renderer of a multi-server run."""
 
 

@@ -65,8 +65,9 @@ def _view(store: ResultStore) -> list[tuple[object, ...]]:
         else "verdict_series"
     )
     return store.sql.all(
-        f"SELECT run_id, variant, phase, server_version, measure, coalesce(ratio, difference_seconds), ci_low, "
-        f"ci_high, word FROM {view} ORDER BY run_started_at, variant, phase"
+        "SELECT run_id, variant, phase, server_version, measure, "
+        f"coalesce(ratio, difference_seconds), ci_low, ci_high, word FROM {view} "
+        "ORDER BY run_started_at, variant, phase"
     )
 
 

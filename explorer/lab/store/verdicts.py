@@ -22,7 +22,7 @@ from typing import Any
 
 from explorer.analysis.judge import judge
 from explorer.analysis.rules import RULES
-from explorer.lab.store.backends import PG_SCHEMA, PostgresBackend, SqlBackend
+from explorer.lab.store.backends import MEASUREMENTS_VIEW, PG_SCHEMA, PostgresBackend, SqlBackend
 from explorer.models import RunRecord
 
 COLUMNS = (
@@ -162,17 +162,33 @@ def write(sql: SqlBackend, record: RunRecord) -> int:
     Returns:
         How many rows were written.
     """
-    if isinstance(sql, PostgresBackend):
-        # one creator at a time: CREATE … IF NOT EXISTS races in PostgreSQL's catalogs
-        sql.run("SELECT pg_advisory_xact_lock(hashtext('pgwx_results'))")
-    for statement in _create(sql):
-        sql.run(statement)
+    _ensure(sql)
     table = _table(sql)
     sql.run(f"DELETE FROM {table} WHERE run_id = ?", (record.id,))
     written = rows(record)
     marks = ", ".join("?" for _ in NAMES)
     sql.many(f"INSERT INTO {table} ({', '.join(NAMES)}) VALUES ({marks})", written)
     return len(written)
+
+
+def _ensure(sql: SqlBackend) -> None:
+    """Make the verdict table and view on the first write; on PostgreSQL also bring an older
+    store's long view up to date (its mechanism metrics, label and ref)."""
+    if isinstance(sql, PostgresBackend):
+        row = sql.one(
+            "SELECT count(*) FROM information_schema.columns WHERE table_schema = ? "
+            "AND table_name = 'measurements' AND column_name = 'ref'",
+            (PG_SCHEMA,),
+        )
+        if exists(sql) and row and row[0]:
+            return
+        # one creator at a time: CREATE … IF NOT EXISTS races in PostgreSQL's catalogs
+        sql.run("SELECT pg_advisory_xact_lock(hashtext('pgwx_results'))")
+        sql.run(MEASUREMENTS_VIEW)
+    elif exists(sql):
+        return
+    for statement in _create(sql):
+        sql.run(statement)
 
 
 def stale(sql: SqlBackend, run_ids: Sequence[str]) -> list[str]:
