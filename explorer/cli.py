@@ -38,6 +38,9 @@ from explorer.lab.run.request import RunRequest, threshold_option
 from explorer.lab.run.session import Session, restore_pending, start_repairing
 from explorer.lab.run.signals import TerminatingSignals
 from explorer.lab.run.undo import Undo, restore_command
+from explorer.lab.store import hints
+from explorer.lab.store.hints import hint
+from explorer.lab.store.push import open_push_source
 from explorer.lab.store.results import ResultStore
 from explorer.lab.view.stream import LEVEL_MARK, narrate, paced
 from explorer.models import (
@@ -406,13 +409,17 @@ def build_parser() -> argparse.ArgumentParser:
     psh = sub.add_parser("push", help="copy stored runs into another store (the team's)")
     psh.add_argument("runs", nargs="+", metavar="RUN", help="run ids or prefixes, 'latest', 'all'")
     psh.add_argument(
-        "--to", metavar="STORE", help="the store to copy into (default --results / PGWX_RESULTS)"
+        "--to",
+        metavar="STORE",
+        help="the store to copy into (default --results / PGWX_RESULTS; then name the store "
+        "to copy from with --from)",
     )
     psh.add_argument(
         "--from",
         dest="source",
         metavar="STORE",
-        help="the store to copy from (default the local file, ~/.local/share/pgwx/results.sqlite)",
+        help="the store to copy from (default the store in force: --results, PGWX_RESULTS, "
+        "else ~/.local/share/pgwx/results.sqlite)",
     )
     hst = sub.add_parser("history", help="one profile's verdicts across stored runs")
     hst.add_argument("profile", help="the profile's name, as `pgwx runs` shows it")
@@ -426,6 +433,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     srv.add_argument("action", choices=["start", "stop", "status", "list"])
     srv.add_argument("--data-dir", type=Path, default=argparse.SUPPRESS)
+    srv.add_argument(
+        "--keep-server",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help="accepted here too: `server start` always leaves the server running",
+    )
     _pg_args(srv, {"default": argparse.SUPPRESS})
     return parser
 
@@ -618,7 +631,8 @@ def cmd_run(args: argparse.Namespace) -> int:
             say._print(f"cancelled before the run started; {settings}")
         else:
             say._print(
-                f"cancelled: finished trials kept in run {ids} (`pgwx report {first}`); {settings}"
+                f"cancelled: finished trials kept in run {ids} (`{hint(f'report {first}')}`); "
+                f"{settings}"
             )
         return 130
     if signals.received:  # it came while the server was being stopped: the run itself is stored
@@ -632,7 +646,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(render_servers(records, args.format), end="")
     else:
         print(render(record, args.format), end="")
-    how = f"`pgwx report {record.id} --format csv|json`"
+    how = f"`{hint(f'report {record.id} --format csv|json')}`"
     say._print(f"saved as run {ids}; {how}; {settings}")
     if any(not r.undo.complete for r in runners):
         return EXIT_CODES["failed"]  # something pgwx set is still set: said on the last line
@@ -715,7 +729,7 @@ def cmd_runs(_args: argparse.Namespace) -> int:
     store = ResultStore()
     runs = store.list_runs()
     if not runs:
-        print("no runs yet; try `pgwx run quick-demo`")
+        print(f"no runs yet; try `{hint('run quick-demo')}`")
         return 0
     print(f"{'run':<22} {'profile':<20} {'status':<11} {'trials':<18} server")
     for r in runs:
@@ -839,7 +853,8 @@ def cmd_import(args: argparse.Namespace) -> int:
         record = import_recording(store, args.file)
     finally:
         store.close()
-    print(f"run {record.id} ({record.profile.name}) imported; `pgwx report {record.id}` shows it")
+    again = hint(f"report {record.id}")
+    print(f"run {record.id} ({record.profile.name}) imported; `{again}` shows it")
     return 0
 
 
@@ -956,13 +971,16 @@ def cmd_push(args: argparse.Namespace) -> int:
     """`pgwx push RUN…`: copy runs from the local store into the team's."""
     from explorer.lab.store.push import push
 
-    source = ResultStore(args.source or paths.local_results_path())
+    source = open_push_source(args.source)
     target = ResultStore(args.to) if args.to else ResultStore()
     try:
         done = push(source, target, args.runs)
     finally:
         source.close()
         target.close()
+    if not (done.copied or done.already or done.still_running):
+        print(f"pgwx: copied 0 runs: {source.path} holds none", file=sys.stderr)
+        return 1
     for run_id in done.copied:
         print(f"copied {run_id} to {target.path}")
     for run_id in done.already:
@@ -1066,6 +1084,7 @@ def _main(argv: list[str] | None) -> int:
     if args.results:
         # every store this process opens (run, runs, report, the app …) is this one
         os.environ["PGWX_RESULTS"] = args.results
+    hints.remember(args.results)  # and every command it suggests names it
     commands: dict[str, Callable[[argparse.Namespace], int]] = {
         "run": cmd_run,
         "selftest": cmd_run,

@@ -9,9 +9,12 @@ by older rules), and a run still going in another terminal is refused until it e
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from explorer.lab.store import verdicts
+from explorer.lab.store.backends import is_postgres_url
 from explorer.lab.store.results import ResultStore, StoreError
+from explorer.paths import results_location
 
 
 @dataclass
@@ -55,3 +58,13 @@ def push(source: ResultStore, target: ResultStore, refs: list[str]) -> Pushed:
             target.import_run(record, list(source.events(run_id)))
             out.copied.append(run_id)
     return out
+
+
+def open_push_source(location: str | None) -> ResultStore:
+    """The store `pgwx push` copies from: `--from`, else the store in force (--results /
+    PGWX_RESULTS, else the local file). A SQLite file that does not exist is not created:
+    one sentence says so instead (a push never succeeds by copying nothing)."""
+    where = location or results_location()
+    if not is_postgres_url(where) and not Path(where).exists():
+        raise StoreError(f"copied 0 runs: {where} holds none (there is no store there).")
+    return ResultStore(where)
