@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass
 
-from explorer.analysis import history_flags
+from explorer.analysis import history_flags, markdown
 from explorer.analysis.judge import TOTAL, judge
 from explorer.analysis.verdict import Verdict
 from explorer.models import RunRecord
@@ -123,15 +123,15 @@ def to_markdown(profile: str, rows: list[HistoryRow]) -> str:
     lines = [
         f"## {profile}: verdicts across runs (oldest first)",
         "",
-        "| run | started | server | label · ref | variant | phase | verdict | change |",
-        "|---|---|---|---|---|---|---|---|",
     ]
+    header = ["run", "started", "server", "label · ref", "variant", "phase", "verdict", "change"]
+    table = []
     for r in rows:
         mark = f"⚑ {r.change}" if r.change else ""
-        lines.append(
-            f"| {r.run_id} | {r.started_at} | {r.server} | {_tags(r)} | {r.variant} | "
-            f"{r.phase} | {r.label} | {mark} |"
+        table.append(
+            [r.run_id, r.started_at, r.server, _tags(r), r.variant, r.phase, r.label, mark]
         )
+    lines += markdown.table(header, table)
     changes = [r for r in rows if r.change]
     lines.append("")
     if changes:
@@ -153,9 +153,7 @@ def to_markdown(profile: str, rows: list[HistoryRow]) -> str:
 
 
 def _tags(row: HistoryRow) -> str:
-    from explorer.analysis.report import md_cell
-
-    return md_cell(" · ".join(t for t in (row.run_label, row.ref) if t) or "—")
+    return " · ".join(t for t in (row.run_label, row.ref) if t) or "—"
 
 
 def to_json(profile: str, rows: list[HistoryRow]) -> str:

@@ -63,7 +63,8 @@ def test_label_ref_and_machine_reach_every_reader(
     table = capsys.readouterr().out
     assert "kernel 6.8 \\| new SSD · v1.2-3-gabc" in table  # a | cannot break the table
     assert cli.main(["--results", team_url, "compare", run_id, run_id]) == 0
-    assert 'label "kernel 6.8 | new SSD" · ref "v1.2-3-gabc"' in capsys.readouterr().out
+    # markdown: a | in the label is escaped, as every name from outside is
+    assert 'label "kernel 6.8 \\| new SSD" · ref "v1.2-3-gabc"' in capsys.readouterr().out
     assert cli.main(["--results", team_url, "report", run_id]) == 0
     assert "Machine: " in capsys.readouterr().out
 

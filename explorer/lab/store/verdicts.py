@@ -24,6 +24,7 @@ from explorer.analysis.judge import judge
 from explorer.analysis.rules import RULES
 from explorer.lab.store.backends import MEASUREMENTS_VIEW, PG_SCHEMA, PostgresBackend, SqlBackend
 from explorer.models import RunRecord
+from explorer.version import pgwx_version
 
 COLUMNS = (
     ("run_id", "text NOT NULL"),
@@ -106,8 +107,6 @@ def exists(sql: SqlBackend) -> bool:
 
 def rows(record: RunRecord) -> list[tuple[Any, ...]]:
     """The run's verdict rows, as the judge gives them now (column order of `COLUMNS`)."""
-    from explorer.lab.measure.environment import pgwx_version
-
     judged = judge(record)
     caps = record.server.capabilities
     label = getattr(record, "label", None)
