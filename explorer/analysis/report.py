@@ -18,11 +18,13 @@ from typing import Any
 
 from explorer.analysis import environment, mechanism
 from explorer.analysis.card import card_lines, story
+from explorer.analysis.gate import EXIT_REGRESSED
 from explorer.analysis.judge import TOTAL, Judgement, judge, measured, samples, undecided_text
 from explorer.analysis.markdown import cell as md_cell
 from explorer.analysis.markdown import table
 from explorer.analysis.mechanism import MechanismSummary
 from explorer.analysis.paired import pairing_note
+from explorer.analysis.rules import RULES
 from explorer.analysis.run_family import family_words
 from explorer.analysis.verdict import Verdict
 from explorer.models import RunRecord, TrialResult
@@ -486,9 +488,11 @@ EXIT_CODES = {
     "refused": 2,
     "internal error": 3,
     "undecided": 4,
+    "regressed": EXIT_REGRESSED,
     "cancelled": 130,
 }
-"""`pgwx run`'s exit status by outcome (a signal N exits 128 + N); README "For a team"."""
+"""`pgwx run`'s exit status by outcome (a signal N exits 128 + N; `regressed` only with
+`--fail-on`); docs/team.md."""
 
 
 def outcome(record: RunRecord, judged: Judgement) -> str:
@@ -516,6 +520,9 @@ def to_json(record: RunRecord, threshold: float | None = None) -> str:
                 "scale": record.scale,
                 "baseline": record.profile.baseline_name(),
                 "threshold": judged.threshold,
+                "rules": RULES,
+                "label": record.label,
+                "ref": record.ref,
                 "warmups": samples(record.trials).warmups,
                 "baseline_drift": judged.drifted,
                 "undecided": [list(k) for k in judged.undecided],
