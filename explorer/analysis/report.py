@@ -19,6 +19,8 @@ from typing import Any
 from explorer.analysis import environment, mechanism
 from explorer.analysis.card import card_lines, story
 from explorer.analysis.judge import TOTAL, Judgement, judge, measured, samples, undecided_text
+from explorer.analysis.markdown import cell as md_cell
+from explorer.analysis.markdown import table
 from explorer.analysis.mechanism import MechanismSummary
 from explorer.analysis.run_family import family_words
 from explorer.analysis.verdict import Verdict
@@ -184,12 +186,6 @@ def _fmt_s(value: float | None) -> str:
     return "" if value is None else f"{value:.3f}"
 
 
-def md_cell(text: object) -> str:
-    """Run data as literal text in a markdown table cell: `\\` and `|` escaped, one line."""
-    out = str(text).replace("\\", "\\\\").replace("|", "\\|")
-    return " ".join(out.splitlines())
-
-
 CSV_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 """A cell starting with one of these is a formula to a spreadsheet (CSV injection)."""
 
@@ -289,7 +285,7 @@ def verdict_legend(judged: Judgement) -> str:
         "a phase under its timing resolution on both sides (1 ms on pgwx's clock, 50 ms for "
         "an end pgwx polls for) gets the difference in ms against that band. "
         "p (adj.): the Mann–Whitney p of the comparison alone (after the correction). "
-        "See the README, How to read a verdict." + family_words(judged.tables)
+        "See How to read a verdict (docs/verdicts.md)." + family_words(judged.tables)
     )
 
 
@@ -320,26 +316,30 @@ def to_markdown(record: RunRecord, threshold: float | None = None) -> str:
         *mechanism.MD_HEADERS,
         "notes",
     ]
-    lines.append("| " + " | ".join(header) + " |")
-    lines.append("|" + "|".join("---" for _ in header) + "|")
     summary = summarize(record, judged)
-    for r in summary:
-        cells = [
-            md_cell(r.variant),
-            md_cell(r.phase),
-            str(r.n),
-            _fmt_s(r.min),
-            _fmt_s(r.median),
-            _fmt_s(r.max),
-            md_cell(r.verdict_label()),
-            p_cell(r.verdict),
-            "" if r.rows is None else str(r.rows),
-            *(md_cell(c) for c in mechanism.md_cells(r.mechanism)),
-            md_cell(r.note),
-        ]
-        lines.append("| " + " | ".join(cells) + " |")
+    lines += table(
+        header,
+        (
+            [
+                r.variant,
+                r.phase,
+                r.n,
+                _fmt_s(r.min),
+                _fmt_s(r.median),
+                _fmt_s(r.max),
+                r.verdict_label(),
+                p_cell(r.verdict),
+                "" if r.rows is None else r.rows,
+                *mechanism.md_cells(r.mechanism),
+                r.note,
+            ]
+            for r in summary
+        ),
+    )
     common, differ = settings_table(record)
-    lines += ["", *story_lines(record, judged), *footnotes(record, judged), ""]
+    # names run through the footnotes too: a line break in one must not start a row
+    notes = [md_cell(line) for line in footnotes(record, judged)]
+    lines += ["", *story_lines(record, judged), *notes, ""]
     if record.server.off_defaults:
         lines.append(
             "Off their defaults on this server, not set by pgwx: "

@@ -219,6 +219,24 @@ def test_consistent_two_percent_shift_is_below_the_three_percent_threshold() -> 
     assert compare(steady, shifted, threshold=0.01).word == "slower"
 
 
+@pytest.mark.parametrize(
+    ("shift", "shown"), [(0.98, "0.98× [0.96–0.996]"), (1.02, "1.02× [1.004–1.04]")]
+)
+def test_an_interval_clear_of_1_with_a_ratio_inside_the_threshold_is_not_a_finding(
+    shift: float, shown: str
+) -> None:
+    """Faster/slower needs the ratio beyond the threshold too, not only an interval clear of 1
+    (issue 40, promise 1): 2 % is real here, but within the 3 % the profile calls noise, and
+    the interval reaches past the threshold, so it is not `same` either."""
+    baseline = [1.0 + 0.004 * d for d in range(-10, 11)]
+    v = compare(baseline, [shift * x for x in baseline], threshold=0.03)
+    assert v.ci_low is not None and v.ci_high is not None
+    assert not v.ci_low <= 1 <= v.ci_high  # the interval excludes 1
+    assert abs(v.ratio - 1) < 0.03 < max(abs(v.ci_low - 1), abs(v.ci_high - 1))
+    assert v.label() == f"{shown} undecided"
+    assert not v.decided
+
+
 def test_bad_parameters_are_one_sentence_errors() -> None:
     with pytest.raises(UsageError, match="threshold"):
         compare(AROUND_1, AROUND_1, threshold=-0.1)

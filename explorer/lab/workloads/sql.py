@@ -82,6 +82,7 @@ class SqlWorkload(Workload):
     """Tables, data and timed SQL / COPY / pgbench phases described by the profile itself."""
 
     kind = "sql"
+    follows = frozenset({"table_kind", "fk", "toast"})  # per declared table: see below
     title = "Your own tables and SQL, under the same knobs"
     params_model = SqlParams
     runs_user_sql = True
@@ -311,7 +312,7 @@ class SqlWorkload(Workload):
         query = self.prepare_query()
         assert query is not None
         path = workdir / PREPARED
-        # `target` logs in as the run's read role (see explorer.lab.run.fence): the query is
+        # `target` logs in as the run's read role (see explorer.lab.safety.fence): the query is
         # one statement in a READ ONLY transaction, and its rows are written by pgwx.
         conn = await target.connect("prepare")
         try:
