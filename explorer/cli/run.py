@@ -23,9 +23,10 @@ from explorer.cli.progress import Progress
 from explorer.errors import UsageError
 from explorer.lab.profiles.catalog import load_profile
 from explorer.lab.run.bench import Bench, ServerChoice, named_choices
-from explorer.lab.run.request import RunOptions, RunRequest
+from explorer.lab.run.request import RunOptions, RunRequest, run_plan
 from explorer.lab.run.session import Session
 from explorer.lab.run.signals import TerminatingSignals
+from explorer.lab.store.machine_noise import load_noise, save_noise
 from explorer.lab.store.results import ResultStore
 from explorer.models import Profile, RunRecord
 
@@ -69,6 +70,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         allow_risky=args.allow_risky,
         sample=not args.no_sample,
         trust_sql=args.trust_sql,
+        allow_undecidable=args.allow_undecidable,
+        servers=len(getattr(args, "servers", None) or [None]),
     )
     choices = server_choices(args)
     if len(choices) > 1 and testing:
@@ -81,14 +84,20 @@ def cmd_run(args: argparse.Namespace) -> int:
     # SIGHUP and SIGTERM do what Ctrl-C does (cancel, undo, stop the server pgwx started),
     # then exit 128 + the signal; while the server starts or stops they are only counted.
     signals = TerminatingSignals()
-    records = conduct(bench, signals, profile, request.options, say)
+    # Said before the first trial, with this machine's noise if a self-test kept it.
+    plan = run_plan(request, len(choices), load_noise(original.name))
+    records = conduct(bench, signals, profile, request.options, say, plan)
     settings = bench.settings_sentence()
     if records is None or signals.received:
         return interrupted_ending(bench, signals, settings, say, cancelled=records is None)
     record = records[0]
     if testing:
         say._print("simulating this profile's verdicts at the noise just measured")
-        print(selftest_text(self_test(record, original), original), end="")
+        found = self_test(record, original)
+        print(selftest_text(found, original), end="")
+        worst = found.worst_noise()
+        if worst is not None:
+            save_noise(original.name, worst)
     elif bench.several:
         print(servers.render(records, args.format), end="")
     else:
@@ -117,8 +126,10 @@ def conduct(
     profile: Profile,
     options: RunOptions,
     say: Progress,
+    plan: str | None = None,
 ) -> list[RunRecord] | None:
-    """Resolve, open and run on the bench, then put back and release however it ends.
+    """Resolve, open and run on the bench, then put back and release however it ends;
+    `plan` is said once the servers are open, before the first trial.
 
     Returns:
         The stored runs, one per server; None when the run was cancelled (Ctrl-C, SIGTERM,
@@ -139,6 +150,8 @@ def conduct(
                 interrupt()
                 raise asyncio.CancelledError
             caps = await bench.open(lambda _index: warn)
+            if plan:
+                say._print(plan)
             if not bench.several:
                 return [await bench.run_one(0, profile, options, say, caps[0])]
             on = range(len(bench.sessions))
