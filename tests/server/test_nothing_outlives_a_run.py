@@ -18,8 +18,8 @@ import asyncpg
 import pytest
 
 from explorer.lab.profiles.catalog import load_profile
-from explorer.lab.run.owner import LOCK_CLASS, SETTINGS_KEY, RunOwner, ServerBusy
 from explorer.lab.run.session import restore_pending
+from explorer.lab.safety.owner import LOCK_CLASS, SETTINGS_KEY, RunOwner, ServerBusy
 from explorer.models import Notice
 from explorer.server.capabilities import probe
 from explorer.server.connect import ConnectError, Target

@@ -1,7 +1,7 @@
 """`pgwx check` on a server, under the same fence as `pgwx run`.
 
 pgwx's own connection only probes the server, makes a marked schema of a fresh name
-(`pgwx_lab_check_<random>`) and the run's two fenced roles (`explorer.lab.run.fence`), and
+(`pgwx_lab_check_<random>`) and the run's two fenced roles (`explorer.lab.safety.fence`), and
 drops them again: no text of the profile is ever part of SQL it sends. Every statement made
 from the profile — its tables with the variant's knobs, its setup, phases and verify, the
 prepare query — goes to the server logged in as a fenced role, inside a transaction that is
@@ -26,9 +26,9 @@ from explorer.lab.profiles.check import (
     statement_problem,
 )
 from explorer.lab.profiles.tomlines import locate
-from explorer.lab.run.fence import Fence, FenceUnavailable, build_fence, tear_down
-from explorer.lab.run.guard import drop_schema
-from explorer.lab.run.owner import RunOwner
+from explorer.lab.safety.fence import Fence, FenceUnavailable, build_fence, tear_down
+from explorer.lab.safety.guard import drop_schema
+from explorer.lab.safety.owner import RunOwner
 from explorer.lab.scope import SCHEMA, create_marked_schema, run_scope, schema
 from explorer.lab.workloads import build_workload
 from explorer.lab.workloads.sql import SqlWorkload, one_line
