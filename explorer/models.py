@@ -216,7 +216,7 @@ class Profile(BaseModel):
     """Variant the ratios are taken against; the first one when unset."""
     settle_seconds: float = Field(default=1.0, ge=0, le=60)
     """Pause after CHECKPOINT before each trial."""
-    variants: list[Variant] = Field(min_length=1)
+    variants: list[Variant] = Field(min_length=1, max_length=100)
     """The matrix."""
 
     @field_validator("budget", mode="before")

@@ -19,6 +19,12 @@ def several_servers(args: argparse.Namespace) -> list[tuple[str | None, int | No
     `args.pg` become the single value every other command reads (or one sentence why not)."""
     dsns: list[str] = getattr(args, "dsn", None) or []
     pgs: list[int] = getattr(args, "pg", None) or []
+    if any(not dsn.strip() for dsn in dsns):
+        # An empty --dsn (an unset variable in a script) must not quietly mean the bundled server.
+        raise UsageError(
+            "--dsn is empty; give a connection string, or leave --dsn out to use the server "
+            "pgwx starts itself."
+        )
     if "dsn" in args:
         args.dsn = dsns[-1] if dsns else None
     if "pg" in args:

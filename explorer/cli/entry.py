@@ -8,6 +8,7 @@ engine's driver and `pgwx run` never loads the UI.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import os
 import sys
@@ -69,6 +70,13 @@ def main(argv: list[str] | None = None) -> int:
     profiles, recordings, the store and servers, and none may drive the terminal.
     """
     streams = sys.stdout, sys.stderr
+    for stream in streams:
+        # An ASCII-only stdout (PYTHONIOENCODING=ascii, a C locale) writes × and ± as escapes
+        # instead of ending a command, whose results are already saved, in an internal error.
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            with contextlib.suppress(ValueError, OSError):
+                reconfigure(errors="backslashreplace")
     sys.stdout, sys.stderr = TextOnly(sys.stdout), TextOnly(sys.stderr)
     try:
         return _main(argv)

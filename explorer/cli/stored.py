@@ -8,7 +8,6 @@ the app, and `push` to a team's PostgreSQL store loads the driver, only when ask
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 import time
 
@@ -25,6 +24,9 @@ from explorer.lab.run.request import threshold_option
 from explorer.lab.store.hints import hint
 from explorer.lab.store.results import DamagedRun, ResultStore
 from explorer.lab.view.stream import paced
+
+MIN_SPEED, MAX_SPEED = 0.01, 10_000.0
+"""--speed of a replay: slower than 1/100 of the recorded pace waits longer than any clock."""
 
 
 def threshold_arg(value: str | None) -> float | None:
@@ -104,8 +106,11 @@ def cmd_compare(args: argparse.Namespace) -> int:
 def cmd_replay(args: argparse.Namespace) -> int:
     from explorer.lab.store.replay import ReplaySource
 
-    if args.speed is not None and not 0 <= args.speed < math.inf:
-        raise UsageError("--speed must be a finite number, 0 (as fast as possible) or more.")
+    if args.speed is not None and not (args.speed == 0 or MIN_SPEED <= args.speed <= MAX_SPEED):
+        raise UsageError(
+            f"--speed must be 0 (as fast as possible) or between {MIN_SPEED:g} and "
+            f"{MAX_SPEED:g} (times the recorded pace)."
+        )
     store = ResultStore()
     ref = args.run
     if ref == "latest":

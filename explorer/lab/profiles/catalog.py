@@ -8,7 +8,10 @@ profile with a shipped one's name is used instead of it, and the list says so.
 
 from __future__ import annotations
 
+import os
+import pwd
 import re
+import stat
 import tomllib
 from collections.abc import Callable
 from pathlib import Path
@@ -21,6 +24,7 @@ from explorer.lab.workloads import KINDS, build_workload
 from explorer.models import Profile
 from explorer.paths import shipped_profiles_dir as profiles_dir
 from explorer.paths import user_profiles_dir
+from explorer.text import printable
 
 
 class ProfileError(PgwxError, ValueError):
@@ -157,8 +161,50 @@ def load_profile(ref: str | Path, notice: Callable[[str], None] | None = None) -
     prepare = profile.params.get("prepare")
     if isinstance(prepare, dict) and isinstance(prepare.get("file"), str):
         # A data file is named relative to its profile, wherever pgwx is started from.
-        prepare["file"] = str((path.parent / prepare["file"]).resolve())
+        given = prepare["file"]
+        prepare["file"] = str((path.parent / given).resolve())
+        why = outside_reach(Path(prepare["file"]), path.parent)
+        if why:
+            at = _at(path, text, ("params", "prepare", "file"))
+            raise ProfileError(f"{at}: field params.prepare.file: {printable(given)!r} {why}.")
     return profile
+
+
+def outside_reach(resolved: Path, folder: Path) -> str | None:
+    """Why a profile may not have pgwx read `resolved` (links already followed), or None.
+
+    Only files under the profile's folder or the working directory are read — a link out of
+    them, `/etc/shadow` or `~/.ssh/id_ed25519` are not — and, when pgwx runs as root through
+    sudo, only files the user who ran sudo could read.
+    """
+    roots = [folder.resolve(), Path.cwd().resolve()]
+    if not any(resolved.is_relative_to(root) for root in roots):
+        return (
+            f"is outside the profile's folder {roots[0]} and the working directory {roots[1]} "
+            "(links followed); pgwx reads a data file only from those"
+        )
+    if os.geteuid() == 0 and os.environ.get("SUDO_UID", "").isdigit():
+        if not _readable_by(resolved, int(os.environ["SUDO_UID"])):
+            return (
+                "is not readable by the user who ran sudo; pgwx reads no file for a profile "
+                "that user could not"
+            )
+    return None
+
+
+def _readable_by(path: Path, uid: int) -> bool:
+    """Whether user `uid` could read `path` by its mode bits (owner, groups, others)."""
+    try:
+        st = path.stat()
+        entry = pwd.getpwuid(uid)
+        groups = set(os.getgrouplist(entry.pw_name, entry.pw_gid))
+    except (OSError, KeyError):
+        return False
+    if st.st_uid == uid:
+        return bool(st.st_mode & stat.S_IRUSR)
+    if st.st_gid in groups:
+        return bool(st.st_mode & stat.S_IRGRP)
+    return bool(st.st_mode & stat.S_IROTH)
 
 
 def list_profiles() -> list[tuple[Path, Profile | ProfileError]]:

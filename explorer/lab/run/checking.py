@@ -120,7 +120,9 @@ async def _check_on_server(target: Target, path: Path, report: CheckReport, run_
         finally:
             await conn.close()
         try:
-            fence = await build_fence(target, run_id, schema(), temporary=temporary)
+            fence = await build_fence(
+                target, run_id, schema(), temporary=temporary, reads=workload.source_tables()
+            )
         except FenceUnavailable as exc:
             report.problems.append(f"{path}: the profile's SQL was not checked: {exc}.")
             return

@@ -422,7 +422,7 @@ class Runner:
         try:
             await self._make_schema()
             if workload.runs_user_sql:
-                scope.fence = await self._fence(plan)
+                scope.fence = await self._fence(plan, workload.source_tables())
             self._notice(f"preparing {workload.kind} data")
             reader = scope.fence.read if scope.fence is not None else self.target
             async with self._turn():  # never while another server is measured
@@ -572,11 +572,13 @@ class Runner:
             await conn.close()
         self._made_schema = True
 
-    async def _fence(self, plan: list[tuple[Variant, int]]) -> Fence | None:
+    async def _fence(self, plan: list[tuple[Variant, int]], reads: list[str]) -> Fence | None:
         """The roles the profile's SQL runs as; None (said in the progress) with --trust-sql."""
         temporary = any(v.knobs.table_kind is TableKind.TEMPORARY for v, _ in plan)
         try:
-            fence = await build_fence(self.target, self.run_id, schema(), temporary=temporary)
+            fence = await build_fence(
+                self.target, self.run_id, schema(), temporary=temporary, reads=reads
+            )
         except FenceUnavailable as exc:
             if not self.options.trust_sql:
                 raise

@@ -5,8 +5,9 @@ verify and pgbench scripts) run connected as `pgwx_run_<run id>`, a login role t
 superuser, has no CREATEROLE, CREATEDB, REPLICATION or BYPASSRLS, is a member of no role, and
 has privileges only in the run's schema (USAGE, CREATE; TEMP where a variant needs it); its
 default search_path is that schema, so pgbench's sessions (and a RESET ALL) stay there. The
-prepare query and `source` read as `pgwx_read_<run id>`, which may create nothing and reads
-through pg_read_all_data (where pgwx may grant it), inside a READ ONLY transaction. The
+prepare query and `source` read as `pgwx_read_<run id>`, which may create nothing and may
+read only the table `prepare.source` names (SELECT granted for the run, never a catalog; no
+pg_read_all_data, so no pg_authid), inside a READ ONLY transaction. The
 server, not a guess about the SQL, then refuses ALTER SYSTEM, COPY … PROGRAM, server-side
 large-object import/export, CREATE SCHEMA/ROLE, reads and writes of the user's tables and
 signals to other roles' backends.
@@ -112,7 +113,14 @@ SELECT what FROM (
 """What a role could still change outside the run's schema (grants to PUBLIC do that)."""
 
 
-async def build_fence(admin: Target, run_id: str, schema: str, *, temporary: bool = False) -> Fence:
+async def build_fence(
+    admin: Target,
+    run_id: str,
+    schema: str,
+    *,
+    temporary: bool = False,
+    reads: list[str] | tuple[str, ...] = (),
+) -> Fence:
     """Make the run's roles, let the work role create in `schema` only, and check it holds.
 
     Args:
@@ -120,6 +128,8 @@ async def build_fence(admin: Target, run_id: str, schema: str, *, temporary: boo
         run_id: The run the roles belong to (their names and markers).
         schema: The run's schema, made (and marked) by the runner before this.
         temporary: Some variant needs TEMPORARY tables: the work role gets TEMP too.
+        reads: The user's tables ("schema.table") the prepare step names: the read role may
+            SELECT them (and USAGE their schemas) for the run, and read nothing else.
 
     Raises:
         FenceUnavailable: what is missing, in one sentence, with what to do.
@@ -145,6 +155,8 @@ async def build_fence(admin: Target, run_id: str, schema: str, *, temporary: boo
             await conn.execute(f"GRANT USAGE, CREATE ON SCHEMA {schema} TO {work}")
             if temporary:
                 await _grant_on_database(conn, "TEMPORARY", work)
+            for table in reads:
+                await _grant_read(conn, table, read)
             loose = [str(r["what"]) for r in await conn.fetch(WRITABLE_SQL, work, schema)]
         except BaseException:
             await _drop_roles(conn, run_id)
@@ -202,14 +214,30 @@ async def _create_role(
     await conn.execute(f"COMMENT ON ROLE {role} IS '{marker(run_id)}'")
     await conn.execute(f"ALTER ROLE {role} SET search_path = {schema}")
     await _grant_on_database(conn, "CONNECT", role)
-    if not reads:
-        return
-    # The read role reads the user's tables (prepare.source, a prepare query): through
-    # pg_read_all_data (PostgreSQL 14+), which reads and writes nothing; without it
-    # (older servers, no ADMIN on it) such a read fails with the server's sentence.
+
+
+async def _grant_read(conn: asyncpg.Connection, table: str, role: str) -> None:
+    """SELECT on one named table (and USAGE on its schema) for the read role.
+
+    Names are quoted by the server (`format('%I')`), as unquoted SQL names read them (lower
+    case). A grant the server refuses (no such table, no GRANT OPTION) is left out: the
+    prepare step's read then fails with the server's own sentence.
+    """
+    nsp, rel = (part.lower() for part in table.split(".", 1))
+    if nsp.startswith("pg_") or nsp == "information_schema":
+        return  # never a catalog (pg_authid): the profile's model refuses one already
+    statements = [
+        await conn.fetchval("SELECT format('GRANT USAGE ON SCHEMA %I TO %I', $1::text, $2::text)",
+                            nsp, role),
+        await conn.fetchval(
+            "SELECT format('GRANT SELECT ON TABLE %I.%I TO %I', $1::text, $2::text, $3::text)",
+            nsp, rel, role,
+        ),
+    ]  # fmt: skip
     with contextlib.suppress(asyncpg.PostgresError):
         async with conn.transaction():
-            await conn.execute(f"GRANT pg_read_all_data TO {role}")
+            for sql in statements:
+                await conn.execute(sql)
 
 
 async def release(admin: Target, run_id: str) -> str:

@@ -481,6 +481,11 @@ class Workload(ABC, Generic[P]):
     """A query whose rows the default `prepare` writes once into the run's COPY file
     (`source`); its {placeholders} are filled from the parameters, e.g. {rows}."""
 
+    def source_tables(self) -> list[str]:
+        """The user's tables ("schema.table") the prepare step names, which the run's read
+        role is granted SELECT on for the run (and nothing else)."""
+        return []
+
     async def prepare(self, target: Target, caps: Capabilities, workdir: Path) -> None:
         """Build what every trial reuses (source data, dump files); untimed, once per run.
 

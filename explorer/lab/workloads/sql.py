@@ -60,6 +60,9 @@ PREPARED = "prepared.copy"
 ROWS = re.compile(r"^(?:INSERT \d+|UPDATE|DELETE|SELECT|COPY|MERGE|MOVE|FETCH) (\d+)$")
 
 
+PREPARE_FILE_MAX = 4 * 1024**3
+"""Bytes of a prepare file at most (4 GiB): a profile cannot make pgwx stream a disk."""
+
 COUNTED_STATEMENTS = 50
 """Most statements of one phase run one by one so that each one's rows count."""
 WRITE_TAGS = {"INSERT", "UPDATE", "DELETE", "MERGE", "COPY"}
@@ -301,6 +304,10 @@ class SqlWorkload(Workload):
         ]
 
     # ------------------------------------------------------------------ running
+    def source_tables(self) -> list[str]:
+        prep = self.params.prepare
+        return [prep.source] if prep is not None and prep.source is not None else []
+
     def prepare_query(self) -> str | None:
         """The query that makes the data (prepare sql or source); None for a file."""
         prep = self.params.prepare
@@ -317,7 +324,7 @@ class SqlWorkload(Workload):
             return
         if prep.file is not None:
             self._data = Path(prep.file)
-            problem = input_problem(self._data)
+            problem = input_problem(self._data, PREPARE_FILE_MAX)
             if problem is not None:
                 raise WorkloadError(f"the prepare file {prep.file} {problem}")
             return

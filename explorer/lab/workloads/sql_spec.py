@@ -129,6 +129,8 @@ class PrepareSpec(_Spec):
                 raise ValueError('source must be a schema-qualified table, like "public.orders"')
             if self.source.split(".")[0].startswith(("pgwx_lab", "pg_temp")):
                 raise ValueError("source must be one of your tables, not one of pgwx's")
+            if is_system_schema(self.source.split(".")[0]):
+                raise ValueError("source must be one of your tables, not a system catalog")
             if self.limit is None:
                 raise ValueError("source needs a row limit (limit = ...)")
         return self
@@ -268,6 +270,12 @@ class SqlParams(Params):
                 "phases": phases,
             }
         )
+
+
+def is_system_schema(name: str) -> bool:
+    """pg_catalog, information_schema, pg_toast…: never a profile's source (pg_authid lives
+    there; the read role is granted SELECT on the source)."""
+    return name.lower().startswith("pg_") or name.lower() == "information_schema"
 
 
 def substitute(text: str, names: dict[str, str]) -> str:

@@ -1,0 +1,66 @@
+"""Issue 34, point 6: small faults, each now one sentence (or no fault at all)."""
+
+from __future__ import annotations
+
+import io
+import sys
+from pathlib import Path
+
+import pytest
+
+from explorer import cli
+from explorer.lab.store.results import ResultStore
+from tests.support.stored import record, trial
+
+
+def test_an_empty_dsn_is_refused_not_taken_for_the_bundled_server(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert cli.main(["restore", "--dsn", ""]) == 2
+    err = capsys.readouterr().err
+    assert err == (
+        "pgwx: --dsn is empty; give a connection string, or leave --dsn out to use the server "
+        "pgwx starts itself.\n"
+    )
+
+
+@pytest.mark.parametrize("speed", ["1e-300", "nan", "inf", "-1", "1e300"])
+def test_a_replay_speed_no_clock_can_keep_is_refused(
+    speed: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert cli.main(["replay", "latest", "--headless", "--speed", speed]) == 2
+    assert "--speed must be 0 (as fast as possible) or between 0.01 and" in capsys.readouterr().err
+
+
+def test_a_profile_of_twenty_thousand_variants_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "many.toml"
+    variants = "".join(f'[[variants]]\nname = "v{i}"\n' for i in range(20_000))
+    path.write_text(f'title = "many"\nworkload = "table-kind"\n{variants}')
+    assert cli.main(["check", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert "field variants" in out and "at most 100" in out
+
+
+def test_an_ascii_only_stdout_after_a_saved_run_is_no_internal_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    location = str(tmp_path / "r.sqlite")
+    store = ResultStore(location)
+    run_id = "20261101-100000-aaaaaa"
+    store.begin_run(record(run_id))
+    for rep in (1, 2, 3):
+        store.add_trial(run_id, trial(run_id, "logged", rep, secs=1.0 + rep / 10))
+        store.add_trial(run_id, trial(run_id, "unlogged", rep, secs=0.5 + rep / 10))
+    store.end_run(run_id, "finished")
+    store.close()
+    raw = io.BytesIO()
+    ascii_out = io.TextIOWrapper(raw, encoding="ascii")
+    monkeypatch.setattr(sys, "stdout", ascii_out)
+    monkeypatch.setenv("PGWX_RESULTS", location)
+    code = cli.main(["--results", location, "report", run_id])
+    ascii_out.flush()
+    text = raw.getvalue().decode("ascii")
+    assert code == 0, text
+    assert run_id in text and "\\xb7" in text  # the report's ·, written as an escape
