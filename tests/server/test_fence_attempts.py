@@ -29,7 +29,7 @@ from explorer.lab.profiles.check import check_file
 from explorer.lab.run.checking import check_on_server
 from explorer.lab.run.runner import Runner, RunOptions
 from explorer.lab.run.session import recover
-from explorer.lab.safety.fence import build_fence, tear_down
+from explorer.lab.safety.fence import FenceUnavailable, build_fence, tear_down
 from explorer.lab.scope import create_marked_schema
 from explorer.lab.workloads import build_workload
 from explorer.lab.workloads.sql_spec import SqlParams
@@ -407,10 +407,12 @@ async def test_without_createrole_own_sql_is_refused_unless_trusted(bait: Bait, 
     async with plain_user(bait.target) as plain:
         before = await world(bait)
         options = RunOptions(sample=False, settle_seconds=0, warmup=0)
-        record = await Runner(plain, profile, store, options).run()
-        assert record.status == "failed"
-        assert "pgwx_t_plain may not create roles here (no CREATEROLE)" in (record.reason or "")
-        assert "--trust-sql" in (record.reason or "")
+        # Issue 34: a refusal before anything is stored, not a failed run.
+        with pytest.raises(FenceUnavailable) as refused:
+            await Runner(plain, profile, store, options).run()
+        assert "pgwx_t_plain may not create roles here (no CREATEROLE)" in str(refused.value)
+        assert "--trust-sql" in str(refused.value)
+        assert store.list_runs() == []
         assert await world(bait) == before
         events: list[Any] = []
         options = dataclasses.replace(options, trust_sql=True)

@@ -116,3 +116,57 @@ def test_a_prepare_file_outside_the_profiles_folder_is_refused(
         assert "field params.prepare.file" in str(caught.value)
     (elsewhere / "here.txt").write_text("x\n")
     assert load_profile(_profile_file(folder, str(elsewhere / "here.txt")))
+
+
+def test_a_user_profile_shadowing_a_shipped_one_is_announced_when_it_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 34, point 4: a `durability.toml` in the config folder runs only with a notice."""
+    config, work = tmp_path / "config", tmp_path / "work"
+    (config / "pgwx" / "profiles").mkdir(parents=True)
+    work.mkdir()
+    monkeypatch.chdir(work)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(config))
+    mine = config / "pgwx" / "profiles" / "durability.toml"
+    mine.write_text('title = "mine"\nworkload = "table-kind"\n[[variants]]\nname = "a"\n')
+    said: list[str] = []
+    assert load_profile("durability", said.append).title == "mine"
+    assert len(said) == 1 and said[0].startswith(f"using {mine}, not the shipped profile")
+
+
+def _bounded(sql: str, verify: str, seconds: float) -> Profile:
+    params: dict[str, Any] = {
+        "tables": [{"name": "t", "columns": "a int"}],
+        "phases": [{"name": "go", "sql": sql}],
+        "verify": verify,
+        "statement_seconds": seconds,
+    }
+    return Profile(
+        name="bounded", title="bounded", workload="sql", params=params, repeats=1,
+        settle_seconds=0, variants=[Variant(name="a")],
+    )  # fmt: skip
+
+
+async def test_a_statement_is_bounded_client_side_and_notes_are_bounded(
+    any_pg: Target, run_profile: RunProfile
+) -> None:
+    """Issue 34, point 4: `SET statement_timeout = 0` cannot make a phase hang the run, and a
+    verify row of 100,000 characters is not 100,000 characters in the notes and the store."""
+    hang = _bounded("SET statement_timeout = 0; SELECT pg_sleep(120)", "", 2)
+    record, _ = await run_profile(any_pg, hang, check_clean=False)
+    trial = record.trials[0]
+    assert trial.status == "failed"
+    assert "ran longer than 2 s and was cancelled" in (trial.reason or ""), trial.reason
+    conn = await any_pg.connect("test")
+    try:
+        assert not await conn.fetchval(
+            "SELECT count(*) FROM pg_stat_activity WHERE query LIKE '%pg_sleep(120)%' "
+            "AND pid <> pg_backend_pid()"
+        )
+    finally:
+        await conn.close()
+    big = _bounded("INSERT INTO {t} VALUES (1)", "SELECT repeat('x', 100000) AS big", 60)
+    record, _ = await run_profile(any_pg, big, check_clean=False)
+    assert record.status == "finished", record.reason
+    note = record.trials[0].phases[-1].detail["verify"]
+    assert len(note) < 2_100 and "cut: 100,004 characters" in note

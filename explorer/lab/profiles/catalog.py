@@ -93,7 +93,14 @@ def find_profile(ref: str, notice: Callable[[str], None] | None = None) -> Path:
         return path
     for candidate in [*user_profile_paths(), *shipped.values()]:
         if candidate.stem == stem:
-            if notice is not None and candidate.parent.resolve() == Path.cwd().resolve():
+            twin = shipped.get(stem)
+            if notice is not None and twin is not None and candidate != twin:
+                # A user's file of a shipped profile's name runs instead of it: say so first.
+                notice(
+                    f"using {candidate}, not the shipped profile {stem} (rename that file, or "
+                    f"give {twin} to use the shipped one)"
+                )
+            elif notice is not None and candidate.parent.resolve() == Path.cwd().resolve():
                 # A cloned repository's *.toml is picked up by name: say so before it runs.
                 notice(f"using ./{candidate.name} from the working directory")
             return candidate

@@ -38,6 +38,7 @@ from explorer.lab.safety.fence import (
     Fence,
     FenceUnavailable,
     build_fence,
+    fence_refusal,
     leftovers,
     release,
     tear_down,
@@ -347,6 +348,11 @@ class Runner:
             )
             for v, _ in plan
         }
+        if workload.runs_user_sql and not self.options.trust_sql:
+            # A refusal, before anything is stored: not a failed run.
+            why = await fence_refusal(self.target)
+            if why:
+                raise FenceUnavailable(why)
         owner = RunOwner(self.target, self.run_id)
         # Only a run that changes server settings takes the server-wide lock, and only such
         # a run may touch settings at all (another pgwx's may be in force).

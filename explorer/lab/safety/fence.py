@@ -138,17 +138,9 @@ async def build_fence(
     passwords = {work: secrets.token_urlsafe(24), read: secrets.token_urlsafe(24)}
     conn = await admin.connect("admin")
     try:
-        row = await conn.fetchrow(
-            "SELECT current_user AS me, rolsuper, rolcreaterole FROM pg_roles "
-            "WHERE rolname = current_user"
-        )
-        if row is None or not (row["rolsuper"] or row["rolcreaterole"]):
-            who = row["me"] if row else "this user"
-            raise FenceUnavailable(
-                f"a profile with its own SQL runs as a role pgwx creates for the run, and "
-                f"{who} may not create roles here (no CREATEROLE); connect as a user with "
-                f"CREATEROLE, or pass --trust-sql to run the profile's SQL as {who} unfenced"
-            )
+        why = await _no_roles(conn)
+        if why:
+            raise FenceUnavailable(why)
         try:
             for role, password in passwords.items():
                 await _create_role(conn, role, password, run_id, schema, reads=role == read)
@@ -185,6 +177,31 @@ async def build_fence(
         ) from None
     await probe.close()
     return fence
+
+
+async def _no_roles(conn: asyncpg.Connection) -> str | None:
+    """Why this user cannot make the fence's roles (no CREATEROLE); None when it can."""
+    row = await conn.fetchrow(
+        "SELECT current_user AS me, rolsuper, rolcreaterole FROM pg_roles "
+        "WHERE rolname = current_user"
+    )
+    if row is not None and (row["rolsuper"] or row["rolcreaterole"]):
+        return None
+    who = row["me"] if row else "this user"
+    return (
+        f"a profile with its own SQL runs as a role pgwx creates for the run, and "
+        f"{who} may not create roles here (no CREATEROLE); connect as a user with "
+        f"CREATEROLE, or pass --trust-sql to run the profile's SQL as {who} unfenced"
+    )
+
+
+async def fence_refusal(admin: Target) -> str | None:
+    """Before a run is stored: why its fence cannot be made here (a refusal, exit 2)."""
+    conn = await admin.connect("admin")
+    try:
+        return await _no_roles(conn)
+    finally:
+        await conn.close()
 
 
 async def _grant_on_database(conn: asyncpg.Connection, privilege: str, role: str) -> None:

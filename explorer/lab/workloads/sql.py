@@ -15,6 +15,7 @@ SQL fails ends its trial with the server's one-line message; the run goes on.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import re
 from pathlib import Path
@@ -364,9 +365,11 @@ class SqlWorkload(Workload):
         if self.params.verify.strip():
             row = await self._fetchrow(db, substitute(self.params.verify, names))
             if row is not None and ctx.phases:
-                ctx.phases[-1].detail["verify"] = ", ".join(
-                    f"{k}={v.decode(errors='replace') if isinstance(v, bytes) else v}"
-                    for k, v in row.items()
+                ctx.phases[-1].detail["verify"] = bounded_note(
+                    ", ".join(
+                        f"{k}={v.decode(errors='replace') if isinstance(v, bytes) else v}"
+                        for k, v in row.items()
+                    )
                 )
         await _drop_tables(db, drop)
 
@@ -465,20 +468,42 @@ class SqlWorkload(Workload):
         counted = writes or [n for _, n in tags]
         return sum(counted) if counted else None
 
-    @staticmethod
-    async def _run(db: asyncpg.Connection, step: str, sql: str, *, one: bool = False) -> str:
-        """Run a step's SQL (`one`: pgwx's DDL around the profile's text, one statement)."""
+    async def _run(self, db: asyncpg.Connection, step: str, sql: str, *, one: bool = False) -> str:
+        """Run a step's SQL (`one`: pgwx's DDL around the profile's text, one statement),
+        cancelled after the profile's `statement_seconds` whatever the session's settings."""
         try:
-            return await run_one(db, sql) if one else str(await db.execute(sql))
+            work = run_one(db, sql) if one else db.execute(sql)
+            return str(await asyncio.wait_for(work, self.params.statement_seconds))
         except asyncpg.PostgresError as exc:
             raise WorkloadError(f"{_step_label(step)}: {one_line(exc)}") from None
+        except TimeoutError:
+            raise WorkloadError(self._too_long(_step_label(step))) from None
 
-    @staticmethod
-    async def _fetchrow(db: asyncpg.Connection, sql: str) -> Any:
+    async def _fetchrow(self, db: asyncpg.Connection, sql: str) -> Any:
         try:
-            return await db.fetchrow(sql)
+            return await asyncio.wait_for(db.fetchrow(sql), self.params.statement_seconds)
         except asyncpg.PostgresError as exc:
             raise WorkloadError(f"verify: {one_line(exc)}") from None
+        except TimeoutError:
+            raise WorkloadError(self._too_long("verify")) from None
+
+    def _too_long(self, where: str) -> str:
+        return (
+            f"{where}: a statement ran longer than {self.params.statement_seconds:g} s and was "
+            "cancelled (pgwx bounds each statement by params.statement_seconds, whatever "
+            "statement_timeout the SQL sets)"
+        )
+
+
+NOTE_MAX = 2_000
+"""Characters of the verify row kept in the notes (and so in the store and every report)."""
+
+
+def bounded_note(text: str) -> str:
+    """`text` cut to NOTE_MAX characters, saying how long it was."""
+    if len(text) <= NOTE_MAX:
+        return text
+    return f"{text[:NOTE_MAX]}… (cut: {len(text):,} characters; notes keep {NOTE_MAX:,})"
 
 
 DROP_LOCK_WAIT = "10s"
