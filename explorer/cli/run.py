@@ -13,7 +13,7 @@ import sys
 from collections.abc import Callable
 
 from explorer.analysis import servers
-from explorer.analysis.judge import judge
+from explorer.analysis.judge import Judgement, judge
 from explorer.analysis.report import EXIT_CODES, outcome, render
 from explorer.analysis.selftest import self_test, self_test_profile
 from explorer.analysis.selftest import to_text as selftest_text
@@ -86,13 +86,15 @@ def cmd_run(args: argparse.Namespace) -> int:
     if records is None or signals.received:
         return interrupted_ending(bench, signals, settings, say, cancelled=records is None)
     record = records[0]
+    # judged once: the table and the exit status read the same verdicts
+    judged = None if testing or bench.several else judge(record)
     if testing:
         say._print("simulating this profile's verdicts at the noise just measured")
         print(selftest_text(self_test(record, original), original), end="")
     elif bench.several:
         print(servers.render(records, args.format), end="")
     else:
-        print(render(record, args.format), end="")
+        print(render(record, args.format, judged=judged), end="")
     how = f"`pgwx report {record.id} --format csv|json`"
     say._print(f"saved as run {', '.join(r.run_id for r in bench.runners)}; {how}; {settings}")
     if any(not r.undo.complete for r in bench.runners):
@@ -100,7 +102,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if bench.several:
         ended = servers.outcome(servers.judge_servers(records))
         return EXIT_CODES.get(ended, EXIT_CODES["failed"])
-    return run_exit_status(record, testing)
+    return run_exit_status(record, judged, testing)
 
 
 def server_choices(args: argparse.Namespace) -> list[ServerChoice]:
@@ -182,10 +184,12 @@ def interrupted_ending(
     return signals.exit_status
 
 
-def run_exit_status(record: RunRecord, selftest: bool = False) -> int:
+def run_exit_status(
+    record: RunRecord, judged: Judgement | None = None, selftest: bool = False
+) -> int:
     """0 decided, 4 finished with comparisons undecided, 1 failed (README "For a team")."""
     if record.status != "finished":
         return EXIT_CODES["failed"]
     if selftest:  # a baseline against itself is meant to stay undecided
         return EXIT_CODES["decided"]
-    return EXIT_CODES[outcome(record, judge(record))]
+    return EXIT_CODES[outcome(record, judged if judged is not None else judge(record))]

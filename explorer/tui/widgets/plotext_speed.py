@@ -269,37 +269,53 @@ class Overlay:
         matrix = monitor.matrix
         cols, rows = matrix.Cols_canvas, matrix.Rows_canvas
         col_start, width, row_start, height = cols.start, len(cols), rows.start, len(rows)
-        xlim, ylim = monitor.xlim[0], monitor.ylim[0]
-        marker, fore = matrix.marker, matrix.fullground
+        xlim = monitor.xlim[0]
         if width > 0 and height > 0:
             for signal in self.signals:
-                self._signal(matrix, signal, xlim, ylim, width, height, col_start, row_start)
-        space = plotext_utility.space
+                self._signal(
+                    matrix, signal, xlim, monitor.ylim[0], width, height, col_start, row_start
+                )
         if self.rules and None not in xlim:
-            at = get_matrix_data([x for x, _ in self.rules], xlim, width)
-            # One rule per column: the last drawn there (its colour) is the one that shows.
-            last = dict(zip(at, (colour for _, colour in self.rules), strict=True))
-            for tick, colour in last.items():
-                col = col_start + tick
-                if not 0 <= col < matrix.cols:
+            self._draw_rules(monitor, matrix, xlim)
+        self._draw_texts(monitor, matrix)
+
+    def _draw_rules(self, monitor: Any, matrix: Any, xlim: list[float]) -> None:
+        """The vertical rules, under the data, and their marks on the frame."""
+        cols, rows = matrix.Cols_canvas, matrix.Rows_canvas
+        col_start, width, row_start, height = cols.start, len(cols), rows.start, len(rows)
+        marker, fore = matrix.marker, matrix.fullground
+        space = plotext_utility.space
+        at = get_matrix_data([x for x, _ in self.rules], xlim, width)
+        # One rule per column: the last drawn there (its colour) is the one that shows.
+        last = dict(zip(at, (colour for _, colour in self.rules), strict=True))
+        for tick, colour in last.items():
+            col = col_start + tick
+            if not 0 <= col < matrix.cols:
+                continue
+            for row in range(max(row_start, 0), min(row_start + height, matrix.rows)):
+                # plotext draws rules before the data: a cell the data took stays the data's.
+                if row in rows and col in cols and marker[row][col] != space:
                     continue
-                for row in range(max(row_start, 0), min(row_start + height, matrix.rows)):
-                    # plotext draws rules before the data: a cell the data took stays the data's.
-                    if row in rows and col in cols and marker[row][col] != space:
-                        continue
-                    marker[row][col] = "│"
-                    if colour is not None:
-                        fore[row][col] = colour
-            if monitor.xaxes[0] and height >= -1:
-                # The frame above and below marks each rule's column (over an x tick too).
-                for tick in last:
-                    if 0 <= tick < width:
-                        for row, mark, over in (
-                            (row_start - 1, "┴", ("─", "┬")),
-                            (row_start + height, "┬", ("─", "┴")),
-                        ):
-                            if 0 <= row < matrix.rows and marker[row][col_start + tick] in over:
-                                marker[row][col_start + tick] = mark
+                marker[row][col] = "│"
+                if colour is not None:
+                    fore[row][col] = colour
+        if monitor.xaxes[0] and height >= -1:
+            # The frame above and below marks each rule's column (over an x tick too).
+            for tick in last:
+                if 0 <= tick < width:
+                    for row, mark, over in (
+                        (row_start - 1, "┴", ("─", "┬")),
+                        (row_start + height, "┬", ("─", "┴")),
+                    ):
+                        if 0 <= row < matrix.rows and marker[row][col_start + tick] in over:
+                            marker[row][col_start + tick] = mark
+
+    def _draw_texts(self, monitor: Any, matrix: Any) -> None:
+        """The texts, over everything, as plotext's insert_element places them."""
+        cols, rows = matrix.Cols_canvas, matrix.Rows_canvas
+        col_start, width, row_start, height = cols.start, len(cols), rows.start, len(rows)
+        xlim, ylim = monitor.xlim[0], monitor.ylim[0]
+        marker, fore = matrix.marker, matrix.fullground
         texts = self.texts
         cols_at = get_matrix_data([t[1] for t in texts], xlim, width) if width > 0 else []
         rows_at = get_matrix_data([t[2] for t in texts], ylim, height) if height > 0 else []
