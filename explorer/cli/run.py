@@ -17,7 +17,7 @@ from explorer.analysis.judge import Judgement, judge
 from explorer.analysis.report import EXIT_CODES, outcome, render
 from explorer.analysis.selftest import self_test, self_test_profile
 from explorer.analysis.selftest import to_text as selftest_text
-from explorer.cli.choice import owned_bindir
+from explorer.cli.choice import owned_bindir, results_store
 from explorer.cli.entry import CANCELLED
 from explorer.cli.progress import Progress
 from explorer.errors import UsageError
@@ -76,7 +76,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     say = Progress()
     if request.estimate.large:
         say._print(f"{profile.name} at --scale {args.scale:g}: {request.estimate.describe()}")
-    store = ResultStore()
+    store = results_store(args)
     bench = Bench(store, choices)
     # SIGHUP and SIGTERM do what Ctrl-C does (cancel, undo, stop the server pgwx started),
     # then exit 128 + the signal; while the server starts or stops they are only counted.
