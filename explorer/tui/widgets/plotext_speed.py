@@ -9,7 +9,9 @@ the pg_stat_io chart (~15 ms), which a chart key and every second of a live run 
 The versions here take the common case — integer pixels, one marker size per signal — and
 hand anything else to plotext's own function, so what is drawn never changes
 (`tests/unit/test_plotext_speed.py` compares the two on random input). `install()` puts
-them in plotext's utility module, where its build looks them up on every call.
+them in plotext's utility module, where its build looks them up on every call — only on the
+plotext release they were written against (`PLOTEXT_VERSION`): this module is the one place
+pgwx replaces anything of plotext's.
 """
 
 from __future__ import annotations
@@ -17,9 +19,14 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from importlib import metadata
 from typing import Any
 
 from plotext import _utility as plotext_utility
+
+PLOTEXT_VERSION = "5.3.2"
+"""The plotext release these helpers and `Overlay` were written against and checked with
+(`tests/unit/test_plotext_speed.py`); `install` leaves any other release alone."""
 
 ORIGINAL: dict[str, Callable[..., Any]] = {
     "get_lines": plotext_utility.get_lines,
@@ -388,8 +395,27 @@ def _braille(mask: int) -> str:
     return _BRAILLE[mask]
 
 
-def install() -> None:
-    """Use these in plotext's builds (idempotent)."""
+def fits(version: str | None = None) -> bool:
+    """Whether the plotext installed (or `version`) is the release these were written
+    against: they copy its helpers' answers and draw into its matrix as its build does."""
+    if version is None:
+        try:
+            version = metadata.version("plotext")
+        except metadata.PackageNotFoundError:
+            return False
+    return version == PLOTEXT_VERSION
+
+
+def install() -> bool:
+    """Use these in plotext's builds (idempotent), only on the plotext they were written
+    for: on another release plotext's own helpers stay, and what it draws is its own.
+
+    Returns:
+        Whether they are in use.
+    """
+    if not fits():
+        return False
     plotext_utility.get_lines = get_lines
     plotext_utility.hd_group = hd_group
     plotext_utility.get_matrix_data = get_matrix_data
+    return True
