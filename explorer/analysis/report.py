@@ -16,7 +16,7 @@ import statistics
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from explorer.analysis import environment, mechanism
+from explorer.analysis import conditions, mechanism
 from explorer.analysis.card import card_lines, story
 from explorer.analysis.judge import TOTAL, Judgement, judge, measured, samples, undecided_text
 from explorer.analysis.mechanism import MechanismSummary
@@ -380,7 +380,7 @@ def environment_lines(record: RunRecord) -> list[str]:
     env = record.environment
     if env is None:
         return ["Environment: not recorded (run stored before pgwx kept it).", ""]
-    return [*environment.describe(env), ""]
+    return [*conditions.describe(env), ""]
 
 
 def unknown_lines(rows: list[SummaryRow]) -> list[str]:

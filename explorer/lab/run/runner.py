@@ -21,7 +21,7 @@ from typing import Any
 
 import asyncpg
 
-from explorer.analysis.environment import warnings as machine_warnings
+from explorer.analysis.conditions import warnings as machine_warnings
 from explorer.analysis.judge import Judgement, judge, undecided_text
 from explorer.analysis.rounds import RoundPlan
 from explorer.analysis.servers import RoundVote, next_round
