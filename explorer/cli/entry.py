@@ -107,6 +107,9 @@ def _main(argv: list[str] | None) -> int:
     except PgwxError as exc:
         print(f"pgwx: {exc}", file=sys.stderr)
         return USAGE_ERROR
+    from explorer.lab.store import hints
+
+    hints.remember(args.results)  # every command it suggests names the store it was given
     try:
         if args.command is None:
             return open_app(args)

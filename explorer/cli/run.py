@@ -12,20 +12,24 @@ import signal
 import sys
 from collections.abc import Callable
 
-from explorer.analysis import servers
+from explorer.analysis import gate, servers
+from explorer.analysis.formats import render, render_servers
 from explorer.analysis.judge import Judgement, judge
-from explorer.analysis.report import EXIT_CODES, outcome, render
+from explorer.analysis.report import EXIT_CODES, outcome
 from explorer.analysis.selftest import self_test, self_test_profile
 from explorer.analysis.selftest import to_text as selftest_text
 from explorer.cli.choice import owned_bindir, results_store
 from explorer.cli.entry import CANCELLED
+from explorer.cli.parser import gate_arg
 from explorer.cli.progress import Progress
 from explorer.errors import UsageError
 from explorer.lab.profiles.catalog import load_profile
 from explorer.lab.run.bench import Bench, ServerChoice, named_choices
-from explorer.lab.run.request import RunOptions, RunRequest
+from explorer.lab.run.request import RunOptions, RunRequest, run_plan
 from explorer.lab.run.session import Session
 from explorer.lab.run.signals import TerminatingSignals
+from explorer.lab.store.hints import hint
+from explorer.lab.store.machine_noise import load_noise, save_noise
 from explorer.lab.store.results import ResultStore
 from explorer.models import Profile, RunRecord
 
@@ -69,7 +73,14 @@ def cmd_run(args: argparse.Namespace) -> int:
         allow_risky=args.allow_risky,
         sample=not args.no_sample,
         trust_sql=args.trust_sql,
+        allow_undecidable=args.allow_undecidable,
+        servers=len(getattr(args, "servers", None) or [None]),
+        label=args.label,
+        ref=args.ref,
     )
+    watching = gate_arg(args)
+    if watching is not None:
+        gate.check_variants(watching, profile.baseline_name(), [v.name for v in request.variants])
     choices = server_choices(args)
     if len(choices) > 1 and testing:
         raise UsageError("pgwx selftest measures one server; give one --pg or --dsn.")
@@ -81,7 +92,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     # SIGHUP and SIGTERM do what Ctrl-C does (cancel, undo, stop the server pgwx started),
     # then exit 128 + the signal; while the server starts or stops they are only counted.
     signals = TerminatingSignals()
-    records = conduct(bench, signals, profile, request.options, say)
+    # Said before the first trial, with this machine's noise if a self-test kept it.
+    plan = run_plan(request, len(choices), load_noise(original.name))
+    records = conduct(bench, signals, profile, request.options, say, plan)
     settings = bench.settings_sentence()
     if records is None or signals.received:
         return interrupted_ending(bench, signals, settings, say, cancelled=records is None)
@@ -90,19 +103,32 @@ def cmd_run(args: argparse.Namespace) -> int:
     judged = None if testing or bench.several else judge(record)
     if testing:
         say._print("simulating this profile's verdicts at the noise just measured")
-        print(selftest_text(self_test(record, original), original), end="")
+        found = self_test(record, original)
+        print(selftest_text(found, original), end="")
+        worst = found.worst_noise()
+        if worst is not None:
+            save_noise(original.name, worst)
     elif bench.several:
-        print(servers.render(records, args.format), end="")
+        print(render_servers(records, args.format), end="")
     else:
         print(render(record, args.format, judged=judged), end="")
-    how = f"`pgwx report {record.id} --format csv|json`"
+    how = f"`{hint(f'report {record.id} --format csv|json')}`"
     say._print(f"saved as run {', '.join(r.run_id for r in bench.runners)}; {how}; {settings}")
     if any(not r.undo.complete for r in bench.runners):
         return EXIT_CODES["failed"]  # something pgwx set is still set: said on the last line
     if bench.several:
         ended = servers.outcome(servers.judge_servers(records))
-        return EXIT_CODES.get(ended, EXIT_CODES["failed"])
-    return run_exit_status(record, judged, testing)
+        status = EXIT_CODES.get(ended, EXIT_CODES["failed"])
+    else:
+        status = run_exit_status(record, judged, testing)
+    if watching is None:
+        return status
+    tags = [servers.label(r) if bench.several else "" for r in records]
+    cells = [c for r, tag in zip(records, tags, strict=True) for c in gate.comparisons_of(r, tag)]
+    status, said = gate.apply(watching, cells, status)
+    if said:
+        say._print(f"pgwx: {said}")
+    return status
 
 
 def server_choices(args: argparse.Namespace) -> list[ServerChoice]:
@@ -119,8 +145,10 @@ def conduct(
     profile: Profile,
     options: RunOptions,
     say: Progress,
+    plan: str | None = None,
 ) -> list[RunRecord] | None:
-    """Resolve, open and run on the bench, then put back and release however it ends.
+    """Resolve, open and run on the bench, then put back and release however it ends;
+    `plan` is said once the servers are open, before the first trial.
 
     Returns:
         The stored runs, one per server; None when the run was cancelled (Ctrl-C, SIGTERM,
@@ -141,6 +169,8 @@ def conduct(
                 interrupt()
                 raise asyncio.CancelledError
             caps = await bench.open(lambda _index: warn)
+            if plan:
+                say._print(plan)
             if not bench.several:
                 return [await bench.run_one(0, profile, options, say, caps[0])]
             on = range(len(bench.sessions))
@@ -173,7 +203,8 @@ def interrupted_ending(
         else:
             first = bench.runners[0].run_id
             say._print(
-                f"cancelled: finished trials kept in run {ids} (`pgwx report {first}`); {settings}"
+                f"cancelled: finished trials kept in run {ids} (`{hint(f'report {first}')}`); "
+                f"{settings}"
             )
         return CANCELLED
     if cancelled:
