@@ -23,6 +23,7 @@ from explorer.analysis.judge import TOTAL, Judgement, judge, measured, samples, 
 from explorer.analysis.markdown import cell as md_cell
 from explorer.analysis.markdown import table
 from explorer.analysis.mechanism import MechanismSummary
+from explorer.analysis.paired import pairing_note
 from explorer.analysis.rules import RULES
 from explorer.analysis.run_family import family_words
 from explorer.analysis.verdict import Verdict
@@ -233,6 +234,9 @@ def footnotes(record: RunRecord, judged: Judgement) -> list[str]:
             "settled at round N/M: that verdict was settled at the planned look after round N "
             "and rests on those rounds; n, min, median and max count every round."
         )
+    pairing = pairing_note(judged.verdicts)
+    if pairing:
+        out.append(pairing)
     return out
 
 
@@ -407,6 +411,8 @@ VERDICT_FIELDS = (
     "confidence",
     "threshold",
     "look",
+    "pairing",
+    "futile",
 )
 """Verdict fields in the CSV (flat) and JSON (under "verdict") exports."""
 

@@ -137,6 +137,8 @@ class RoundPlan:
         open_variants = judged.open_variants()
         self.open_comparisons = len(judged.undecided)
         if not open_variants:
+            if judged.undecided:  # closed as futile (`explorer.analysis.futility`)
+                self.stopped_why = "nothing left that more rounds could decide"
             return False
         self.active = [v for v in self.variants if v == self.baseline or v in open_variants]
         upcoming = next_look(measured, self.looks)

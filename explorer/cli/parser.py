@@ -108,6 +108,11 @@ def _run_args(p: argparse.ArgumentParser) -> None:
         help="allow fsync/full_page_writes off on a server pgwx does not own",
     )
     p.add_argument(
+        "--allow-undecidable",
+        action="store_true",
+        help="run fixed --repeats even when they are too few to decide any comparison",
+    )
+    p.add_argument(
         "--allow-large",
         action="store_true",
         help=f"run even when one trial is estimated over {MAX_ROWS:,} rows or "

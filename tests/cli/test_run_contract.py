@@ -52,7 +52,7 @@ def test_a_run_with_nothing_left_undecided_exits_0_and_says_decided(
 ) -> None:
     code, doc, err = _run(
         pg18, tmp_path, monkeypatch, capsys, "--variant", "logged", "--repeats", "1",
-        "--format", "json",
+        "--allow-undecidable", "--format", "json",
     )  # fmt: skip
     assert code == 0, err
     assert doc is not None
@@ -70,7 +70,7 @@ def test_a_run_with_comparisons_undecided_exits_4_and_says_so(
 ) -> None:
     code, doc, err = _run(
         pg18, tmp_path, monkeypatch, capsys, "--variant", "logged", "--variant", "unlogged",
-        "--repeats", "1", "--format", "json",
+        "--repeats", "1", "--allow-undecidable", "--format", "json",
     )  # fmt: skip
     assert code == 4, err
     assert doc is not None

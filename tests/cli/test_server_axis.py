@@ -221,7 +221,18 @@ def test_several_dsns_are_servers_of_one_run_and_one_named_twice_is_refused(
         assert started.returncode == 0, started.stderr
         sock = base / "clusters" / f"pg{major}" / "sock"
         dsns.append(f"host={sock} user={SUPERUSER} dbname=postgres")
-    quick = ("--scale", "0.02", "--repeats", "1", "--warmup", "0", "--settle", "0", "--no-sample")
+    quick = (
+        "--scale",
+        "0.02",
+        "--repeats",
+        "1",
+        "--allow-undecidable",
+        "--warmup",
+        "0",
+        "--settle",
+        "0",
+        "--no-sample",
+    )
     done = pgwx(base, "run", "quick-demo", "--dsn", dsns[0], "--dsn", dsns[1], *quick)
     assert done.returncode in FINISHED, done.stderr
     assert "## Each variant on each server, against 15" in done.stdout

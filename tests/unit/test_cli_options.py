@@ -81,7 +81,16 @@ def test_data_dir_before_run_is_the_cluster_used(
     assert pg18.bundled is not None
     data_dir = str(pg18.bundled.data_dir)
     argv = ["--data-dir", data_dir, "--keep-server", "run", "quick-demo"]
-    argv += ["--scale", "0.005", "--repeats", "1", "--settle", "0", "--no-sample"]
+    argv += [
+        "--scale",
+        "0.005",
+        "--repeats",
+        "1",
+        "--allow-undecidable",
+        "--settle",
+        "0",
+        "--no-sample",
+    ]
     code = cli.main(argv)
     err = capsys.readouterr().err
     assert code in FINISHED, err

@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from explorer.analysis.plan import least_comparisons, plan_sentence, refusal
 from explorer.errors import UsageError
 from explorer.lab.run.limits import SizeEstimate, check_sizes
 from explorer.models import Profile, Variant, parse_budget, parse_threshold
@@ -123,6 +124,8 @@ class RunRequest:
         trust_sql: bool = False,
         label: str | None = None,
         ref: str | None = None,
+        allow_undecidable: bool = False,
+        servers: int = 1,
     ) -> RunRequest:
         """Check a run as a user asked for it (options as typed: threshold '5%', budget '10m').
 
@@ -144,6 +147,13 @@ class RunRequest:
         for option, text in (("--label", label), ("--ref", ref)):
             if text is not None and not 0 < len(text.strip()) <= LABEL_MAX:
                 raise UsageError(f"{option} takes 1 to {LABEL_MAX} characters.")
+        # Fixed --repeats that cannot reach Holm's first level in the smallest table this run
+        # can make (one phase): refused before any server work (`explorer.analysis.plan`).
+        # Only a number the user typed: a profile's own repeats are its author's choice.
+        fixed = profile.model_copy(update={"repeats": repeats}) if repeats else None
+        refused = fixed and refusal(fixed, least_comparisons(len(chosen), servers))
+        if refused and not allow_undecidable:
+            raise UsageError(refused)
         options = RunOptions(
             scale=scale,
             repeats=repeats,
@@ -160,3 +170,16 @@ class RunRequest:
             ref=ref.strip() if ref else None,
         )
         return cls(profile=profile, options=options, estimate=estimate, variants=chosen)
+
+
+def run_plan(request: RunRequest, servers: int = 1, noise: float | None = None) -> str:
+    """The plan sentence a front end says before the first trial (`explorer.analysis.plan`),
+    with this machine's trial-to-trial `noise` when a self-test kept it."""
+    o = request.options
+    update: dict[str, Any] = {}
+    if o.repeats is not None:
+        update["repeats"] = o.repeats
+    if o.threshold is not None:
+        update["threshold"] = o.threshold
+    profile = request.profile.model_copy(update=update)
+    return plan_sentence(profile, least_comparisons(len(request.variants), servers), noise)
