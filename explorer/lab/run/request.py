@@ -122,10 +122,10 @@ class RunRequest:
         sample: bool = True,
         sample_interval: float = 0.25,
         trust_sql: bool = False,
-        label: str | None = None,
-        ref: str | None = None,
         allow_undecidable: bool = False,
         servers: int = 1,
+        label: str | None = None,
+        ref: str | None = None,
     ) -> RunRequest:
         """Check a run as a user asked for it (options as typed: threshold '5%', budget '10m').
 
@@ -144,9 +144,6 @@ class RunRequest:
         )
         if warmup is not None and not 0 <= warmup <= MAX_WARMUP:
             raise UsageError(f"--warmup must be between 0 and {MAX_WARMUP}.")
-        for option, text in (("--label", label), ("--ref", ref)):
-            if text is not None and not 0 < len(text.strip()) <= LABEL_MAX:
-                raise UsageError(f"{option} takes 1 to {LABEL_MAX} characters.")
         # Fixed --repeats that cannot reach Holm's first level in the smallest table this run
         # can make (one phase): refused before any server work (`explorer.analysis.plan`).
         # Only a number the user typed: a profile's own repeats are its author's choice.
@@ -154,6 +151,9 @@ class RunRequest:
         refused = fixed and refusal(fixed, least_comparisons(len(chosen), servers))
         if refused and not allow_undecidable:
             raise UsageError(refused)
+        for option, text in (("--label", label), ("--ref", ref)):
+            if text is not None and not 0 < len(text.strip()) <= LABEL_MAX:
+                raise UsageError(f"{option} takes 1 to {LABEL_MAX} characters.")
         options = RunOptions(
             scale=scale,
             repeats=repeats,
