@@ -26,6 +26,7 @@ SMALL = [
     "--repeats",
     "2",
     "--allow-undecidable",
+    "--allow-undecidable",
 ]
 
 
