@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from explorer.analysis import report
-from explorer.analysis.judge import Samples, judge, replay_looks, samples
+from explorer.analysis.judge import judge, replay_looks, samples
 from explorer.analysis.paired import cell_upto
 from explorer.analysis.verdict import UNDECIDED, Verdict
 from explorer.models import Profile, RunRecord
@@ -94,14 +94,6 @@ def labels(majors: Sequence[int]) -> list[str]:
 def ordered(runs: Sequence[RunRecord]) -> list[RunRecord]:
     """The runs of one group, the reference first (by their axis position)."""
     return sorted(runs, key=lambda r: r.axis.position if r.axis is not None else 0)
-
-
-def _upto(s: Samples, key: tuple[str, str], last_round: int) -> list[float]:
-    return [
-        x
-        for x, r in zip(s.seconds.get(key, []), s.rounds.get(key, []), strict=True)
-        if r <= last_round
-    ]
 
 
 def judge_servers(runs: Sequence[RunRecord], threshold: float | None = None) -> ServerJudgement:
