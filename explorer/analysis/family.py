@@ -23,7 +23,13 @@ from collections.abc import Hashable, Mapping, Sequence
 from typing import TypeVar
 
 from explorer.analysis.paired import CellSamples, cell_p, cell_verdict
-from explorer.analysis.verdict import DEFAULT_MIN_N, Verdict, compare, mann_whitney
+from explorer.analysis.verdict import (
+    DEFAULT_FLOOR_SECONDS,
+    DEFAULT_MIN_N,
+    Verdict,
+    compare,
+    mann_whitney,
+)
 
 K = TypeVar("K", bound=Hashable)
 
@@ -82,6 +88,7 @@ def judge_family(
     threshold: float,
     min_n: int = DEFAULT_MIN_N,
     reported_alpha: float | None = None,
+    floors: Mapping[K, float] | None = None,
 ) -> dict[K, Verdict]:
     """Verdicts for a family of (baseline, candidate) samples, Holm-corrected together.
 
@@ -95,16 +102,22 @@ def judge_family(
         min_n: Fewer trials on a side: undecided, too few runs (outside the correction).
         reported_alpha: The run's whole α; `p_adjusted` is scaled by reported_alpha / alpha so
             it is read against 1 − the run's confidence (default: alpha itself).
+        floors: Cell → its timing resolution in seconds (`compare`'s floor_seconds); the
+            default clock resolution for a cell not in it.
 
     Returns:
         Cell → verdict, each with its interval at its Holm level and `p_adjusted` filled in.
     """
     out: dict[K, Verdict] = {}
     tested: list[K] = []
+
+    def floor(key: K) -> float:
+        return DEFAULT_FLOOR_SECONDS if floors is None else floors.get(key, DEFAULT_FLOOR_SECONDS)
+
     for key, cell in pairs.items():
         b, c = _sides(cell)
         if min(len(b), len(c)) < min_n:
-            out[key] = compare(b, c, threshold=threshold, min_n=min_n)
+            out[key] = compare(b, c, threshold=threshold, min_n=min_n, floor_seconds=floor(key))
         else:
             tested.append(key)
     size = max(family_size or len(tested), len(tested))
@@ -114,7 +127,7 @@ def judge_family(
     levels = holm_levels(raw, alpha, size)
     scale = (reported_alpha or alpha) / alpha
     for key, level, adjusted in zip(tested, levels, holm_adjusted(raw, size), strict=True):
-        v = _verdict(pairs[key], first, threshold, min_n, 1 - level)
+        v = _verdict(pairs[key], first, threshold, min_n, 1 - level, floor(key))
         out[key] = v.model_copy(update={"p_adjusted": min(1.0, adjusted * scale)})
     return out
 
@@ -130,8 +143,27 @@ def _p(cell: Samples2 | CellSamples, first: float) -> float:
 
 
 def _verdict(
-    cell: Samples2 | CellSamples, first: float, threshold: float, min_n: int, confidence: float
+    cell: Samples2 | CellSamples,
+    first: float,
+    threshold: float,
+    min_n: int,
+    confidence: float,
+    floor_seconds: float,
 ) -> Verdict:
     if isinstance(cell, CellSamples):
-        return cell_verdict(cell, first, threshold=threshold, min_n=min_n, confidence=confidence)
-    return compare(cell[0], cell[1], threshold=threshold, min_n=min_n, confidence=confidence)
+        return cell_verdict(
+            cell,
+            first,
+            threshold=threshold,
+            min_n=min_n,
+            confidence=confidence,
+            floor_seconds=floor_seconds,
+        )
+    return compare(
+        cell[0],
+        cell[1],
+        threshold=threshold,
+        min_n=min_n,
+        confidence=confidence,
+        floor_seconds=floor_seconds,
+    )

@@ -355,14 +355,31 @@ def _paired_diffs(pairs: Sequence[tuple[float, float]]) -> list[float]:
 
 
 def cell_verdict(
-    cell: CellSamples, level: float, *, threshold: float, min_n: int, confidence: float
+    cell: CellSamples,
+    level: float,
+    *,
+    threshold: float,
+    min_n: int,
+    confidence: float,
+    floor_seconds: float = DEFAULT_FLOOR_SECONDS,
 ) -> Verdict:
     """The comparison's verdict, paired or not as `choose_paired` says (and marked so)."""
     pairs = choose_paired(cell, level)
     if pairs is not None:
-        return compare_paired(pairs, threshold=threshold, min_n=min_n, confidence=confidence)
+        return compare_paired(
+            pairs,
+            threshold=threshold,
+            min_n=min_n,
+            confidence=confidence,
+            floor_seconds=floor_seconds,
+        )
     v = compare(
-        cell.baseline, cell.candidate, threshold=threshold, min_n=min_n, confidence=confidence
+        cell.baseline,
+        cell.candidate,
+        threshold=threshold,
+        min_n=min_n,
+        confidence=confidence,
+        floor_seconds=floor_seconds,
     )
     return v.model_copy(update={"pairing": UNPAIRED})
 

@@ -109,6 +109,9 @@ def _main(argv: list[str] | None) -> int:
     if args.results:
         # every store this process opens (run, runs, report, the app …) is this one
         os.environ["PGWX_RESULTS"] = args.results
+    from explorer.lab.store import hints
+
+    hints.remember(args.results)  # and every command it suggests names it
     try:
         if args.command is None:
             return open_app(args)

@@ -43,6 +43,8 @@ async def test_the_toast_knob_says_where_lz4_is(pg18: Target, store: ResultStore
     async with app.run_test(size=(120, 36)) as pilot:
         await opened(pilot)
         panel = app.lab.knob_panel
+        panel.choose_profile("toast-compression")  # a load with a toastable column
+        await pilot.pause()
         toast = panel.select("toast")
         why = toast.unavailable[Toast.LZ4]
         where = r"PostgreSQL 15\.\d+ at /usr/lib/postgresql/15 has it: `pgwx --pg 15`"

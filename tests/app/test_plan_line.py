@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from explorer.lab.store.results import ResultStore
 from explorer.server.connect import Target
-from tests.app.test_app import lab_app
+from explorer.tui.app import PgwxApp
 from tests.support.app import connected, log_text, wait_for
 
 
 async def test_the_app_says_the_plan_before_the_first_trial(
     pg18: Target, store: ResultStore
 ) -> None:
-    async with lab_app(pg18, store).run_test(size=(120, 36)) as pilot:
+    async with PgwxApp(target=pg18, store=store).run_test(size=(120, 36)) as pilot:
         lab = await connected(pilot)
         panel = lab.knob_panel
         panel.choose_profile("quick-demo")

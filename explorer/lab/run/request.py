@@ -48,6 +48,14 @@ class RunOptions:
     """Overrides the profile's pause after CHECKPOINT."""
     trust_sql: bool = False
     """Run a profile's own SQL unfenced (as pgwx's own user) where the fence cannot be made."""
+    label: str | None = None
+    """A free label kept with the run (`--label`), shown in runs, history and compare."""
+    ref: str | None = None
+    """A git ref or version kept with the run (`--ref`)."""
+
+
+LABEL_MAX = 200
+"""Longest --label / --ref kept (models.RunRecord)."""
 
 
 def select_variants(profile: Profile, wanted: Sequence[str] | None) -> list[Variant]:
@@ -116,6 +124,8 @@ class RunRequest:
         trust_sql: bool = False,
         allow_undecidable: bool = False,
         servers: int = 1,
+        label: str | None = None,
+        ref: str | None = None,
     ) -> RunRequest:
         """Check a run as a user asked for it (options as typed: threshold '5%', budget '10m').
 
@@ -141,6 +151,9 @@ class RunRequest:
         refused = fixed and refusal(fixed, least_comparisons(len(chosen), servers))
         if refused and not allow_undecidable:
             raise UsageError(refused)
+        for option, text in (("--label", label), ("--ref", ref)):
+            if text is not None and not 0 < len(text.strip()) <= LABEL_MAX:
+                raise UsageError(f"{option} takes 1 to {LABEL_MAX} characters.")
         options = RunOptions(
             scale=scale,
             repeats=repeats,
@@ -153,6 +166,8 @@ class RunRequest:
             sample_interval=sample_interval,
             settle_seconds=settle,
             trust_sql=trust_sql,
+            label=label.strip() if label else None,
+            ref=ref.strip() if ref else None,
         )
         return cls(profile=profile, options=options, estimate=estimate, variants=chosen)
 

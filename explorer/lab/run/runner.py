@@ -360,6 +360,8 @@ class Runner:
             started_at=dt.datetime.now(dt.UTC),
             environment=await self._environment(caps),
             axis=self.axis,
+            label=self.options.label,
+            ref=self.options.ref,
         )
         self._load = MachineLoad()
         try:

@@ -245,6 +245,13 @@ class ResultsTable(FocusStylesKept, DataTable[Text | str]):
         """A new width may need the other row shape."""
         self._fit()
 
+    def refit(self) -> None:
+        """After the table is shown or laid out again (a pane key, a tab, a resize while it
+        was hidden): its shape follows the width it is shown at, decided after the layout.
+        A hidden table has no width to decide by and keeps its shape (a replay's jump may
+        have filled it hidden), and a pane shown again has the same size: no resize says so."""
+        self.call_after_refresh(self._fit)
+
     def _fit(self) -> bool:
         """Show the columns the width allows whole; True when the shape changed."""
         # Always leave room for the vertical scrollbar: measured with and without it, the
