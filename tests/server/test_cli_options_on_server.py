@@ -29,6 +29,7 @@ def test_data_dir_before_run_is_the_cluster_used(
         "--repeats",
         "1",
         "--allow-undecidable",
+        "--allow-undecidable",
         "--settle",
         "0",
         "--no-sample",

@@ -74,7 +74,7 @@ def test_cli_run_on_bundled_then_runs_and_report(
             "0.005",
             "--repeats",
             "1",
-            "--allow-undecidable",  # one trial a side: the run, not a verdict, is tested
+            "--allow-undecidable",
             "--warmup",
             "0",
             "--settle",

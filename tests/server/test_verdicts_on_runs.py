@@ -92,29 +92,39 @@ async def test_identical_variants_show_no_detectable_difference(
         assert v.n_baseline == v.n_candidate == 6
 
 
-async def test_auto_repeats_stop_once_every_verdict_is_decided(
+async def test_auto_repeats_stop_once_nothing_is_left_open(
     pg18: Target, run_profile: RunProfile
 ) -> None:
-    # 300 rows: every phase and the total are a few ms, below the 50 ms floor, and their
-    # intervals of the difference lie well inside ±50 ms at the first look that can decide:
-    # settled. Looks at 5, 10, 15, 20; in a table of 7 comparisons five trials a side cannot
-    # reach α/(4·7), so the first useful look is 10.
+    # 300 rows: every phase takes a few ms. A phase the trials can settle is settled; one they
+    # cannot (a few ms varies far more than ±3 % on a shared machine, or below the clock's
+    # 1 ms it is judged in seconds) is closed by the futility rule with its reason; once
+    # nothing is open the run ends at that look, before max_repeats. Looks at 5, 10, 15, 20.
     profile = table_kind(
         [Variant(name="logged"), UNLOGGED], 300, repeats="auto", min_repeats=5, max_repeats=20
     )
     record, events = await run_profile(pg18, profile)
     last = max(t.repeat for t in record.trials)
     notes = [e.message for e in events if isinstance(e, Notice)]
-    # Usually 10 or 15; a stall of the loaded machine in one trial may cost a look.
-    open_ = [(k, v.label()) for k, v in judge(record).verdicts.items() if not v.settled]
-    assert f"every verdict settled after {last} rounds" in notes, open_
-    # The within-round pairs need more rounds than the pooled trials when rounds share
-    # nothing (2/2ⁿ against 2/C(2n, n)): up to the last look.
-    assert last in (10, 15, 20) and judge(record).undecided == []
-    assert all(v.below_floor for v in judge(record).verdicts.values())
+    judged = judge(record)
+    open_ = [(k, v.label()) for k, v in judged.verdicts.items() if not (v.settled or v.futile)]
+    # Before max_repeats only when nothing was open (on a loaded machine a real difference in
+    # the total may stay open to the end: then the end says so).
+    if last < 20:
+        assert not open_, (last, open_, notes)
+        ended = (
+            f"every verdict settled after {last} rounds",
+            f"stopped after {last} rounds: nothing left that more rounds could decide",
+        )
+        assert any(n.startswith(ended) for n in notes), notes
+    else:
+        assert open_ and any("max_repeats (20) reached" in n for n in notes), notes
+    for v in judged.verdicts.values():
+        if v.futile:
+            assert v.word == "undecided" and "needs about" in v.futile
     # It went on only while something was open: one look earlier, something was.
     before = [t for t in record.trials if t.repeat <= last - 5]
-    assert judge(record.model_copy(update={"trials": before})).undecided
+    earlier = judge(record.model_copy(update={"trials": before}))
+    assert any(not v.futile for k, v in earlier.verdicts.items() if k in earlier.undecided)
     plans = [e.plan for e in events if isinstance(e, TrialStarted)]
     assert plans[0] == "round 1 of ≤ 20"
     assert plans[-1] is not None and plans[-1].startswith(f"round {last} of ≤ 20 · ~")
