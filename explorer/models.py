@@ -7,6 +7,7 @@ the CLI, the TUI and replay consume them, and the results store persists them as
 from __future__ import annotations
 
 import datetime as dt
+import re
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
@@ -20,6 +21,104 @@ from pydantic import (
 )
 
 from explorer.text import Text, printable_data
+
+# --------------------------------------------------------------------------- any setting
+
+NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
+"""A setting name as a profile may write it (custom `x.y` settings are not offered)."""
+
+MAX_VALUE = 200
+"""Characters of a setting's value a profile may give."""
+
+MAX_SETTINGS = 20
+"""Settings one variant may name."""
+
+_REFUSED_SUFFIXES = (
+    "_command",
+    "_preload_libraries",
+    "_file",
+    "_directory",
+    "_directories",
+    "_library",
+    "_path",
+    "_provider",
+    "_conninfo",
+)
+_REFUSED_PREFIXES = ("ssl", "unix_socket_", "krb_", "primary_", "recovery_")
+_REFUSED_NAMES = {
+    "data_directory": "it names a directory on the server",
+    "log_filename": "it names a file on the server",
+    "log_destination": "it decides where the server writes its log",
+    "logging_collector": "it decides where the server writes its log",
+    "log_line_prefix": "pgwx reads the server log by its line prefix",
+    "event_source": "it names a program's log source",
+    "listen_addresses": "pgwx would lose the server it reaches",
+    "port": "pgwx would lose the server it reaches",
+    "application_name": "pgwx finds its own sessions by it",
+    "statement_timeout": "pgwx's guard that no workload outlives it",
+    "client_connection_check_interval": "pgwx's guard that no workload outlives it",
+    "allow_system_table_mods": "it lets SQL change the system catalogs",
+    "allow_alter_system": "pgwx puts its changes back with ALTER SYSTEM",
+    "session_authorization": "pgwx decides which role a workload runs as",
+    "role": "pgwx decides which role a workload runs as",
+    "search_path": "pgwx decides which schema a workload works in",
+    "default_tablespace": "pgwx decides where a workload's tables go",
+    "temp_tablespaces": "pgwx decides where a workload's tables go",
+    "max_wal_senders": "pgwx sets it with wal_level = minimal",
+    "archive_mode": "WAL would pile up on the server with no archiver to take it",
+}
+_KNOB_NAMES = (
+    "synchronous_commit",
+    "fsync",
+    "full_page_writes",
+    "wal_level",
+    "temp_buffers",
+    "shared_buffers",
+    "track_io_timing",
+    "io_method",
+)
+"""Settings with a knob of their own (explorer.models.SERVER_KNOBS): set there, not twice."""
+
+RISKY_VALUES = {
+    "fsync": "off",
+    "full_page_writes": "off",
+    "zero_damaged_pages": "on",
+    "ignore_checksum_failure": "on",
+    "ignore_invalid_pages": "on",
+    "data_sync_retry": "on",
+}
+"""Settings whose listed value can corrupt or silently lose data (the consent rule applies)."""
+
+
+def refused_setting(name: str) -> str | None:
+    """Why pgwx never sets `name` from a profile, one sentence; None when it may."""
+    if not NAME.fullmatch(name):
+        return (
+            f"{name[:64]!r} is not a setting name pgwx sets (lower-case letters, digits and "
+            "underscores)"
+        )
+    if name in _KNOB_NAMES:
+        return f"{name} is a knob of its own: write knobs = {{ {name} = … }} instead"
+    why = _REFUSED_NAMES.get(name)
+    if why is None and name.endswith(_REFUSED_SUFFIXES):
+        why = "it names a program, a library, a file or a connection on the server"
+    if why is None and name.startswith(_REFUSED_PREFIXES):
+        why = "it names a program, a key, a file, a connection or a recovery target"
+    if why is None:
+        return None
+    return f"pgwx never sets {name} from a profile: {why}"
+
+
+def setting_value(value: object) -> str:
+    """A TOML value as PostgreSQL spells it: true/false as on/off, numbers as written."""
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    if isinstance(value, int | float):
+        return repr(value) if isinstance(value, float) else str(value)
+    if isinstance(value, str):
+        return value
+    raise ValueError(f"a setting's value must be text, a number or true/false, not {value!r}")
+
 
 # --------------------------------------------------------------------------- knobs
 
@@ -87,6 +186,33 @@ class Knobs(BaseModel):
     io_method: IoMethod | None = None
     """PostgreSQL 18's asynchronous I/O method; needs a restart, so only on a server pgwx
     owns; io_uring only where the build has it (--with-liburing)."""
+    settings: dict[str, str] = Field(default={}, exclude_if=lambda v: not v)
+    """Any other server setting by name (`wal_compression = "lz4"`), checked against the
+    server's own pg_settings before a run; applied per workload session, by reload or by a
+    restart of a server pgwx owns, as the setting's context asks."""
+
+    @field_validator("settings", mode="before")
+    @classmethod
+    def _settings(cls, value: Any) -> dict[str, str]:
+        if not isinstance(value, dict):
+            raise ValueError("settings must be a table of name = value")
+        if len(value) > MAX_SETTINGS:
+            raise ValueError(f"a variant sets at most {MAX_SETTINGS} settings")
+        out: dict[str, str] = {}
+        for name, raw in value.items():
+            why = refused_setting(str(name))
+            if why is not None:
+                raise ValueError(why)
+            text = setting_value(raw)
+            if len(text) > MAX_VALUE or not text.isprintable():
+                raise ValueError(
+                    f"{name}'s value must be printable text of at most {MAX_VALUE} characters"
+                )
+            out[str(name)] = text
+        return out
+
+    def __hash__(self) -> int:
+        return hash(self.model_dump_json())
 
     def server_settings(self) -> dict[str, str]:
         """The GUCs this variant sets, as PostgreSQL spells their values."""
@@ -103,11 +229,14 @@ class Knobs(BaseModel):
 
     def describe(self) -> str:
         """A short human label of what differs from the defaults."""
-        parts = []
+        parts: list[str] = []
         for name, field in Knobs.model_fields.items():
             value = getattr(self, name)
             if value != field.default:
-                parts.append(f"{name}={value.value if isinstance(value, StrEnum) else value}")
+                if name == "settings":
+                    parts.extend(f"{k}={v}" for k, v in value.items())
+                else:
+                    parts.append(f"{name}={value.value if isinstance(value, StrEnum) else value}")
         return ", ".join(parts) or "defaults"
 
 
@@ -139,6 +268,22 @@ class Variant(BaseModel):
     """Label shown in tables; unique within the profile."""
     knobs: Knobs = Knobs()
     """The settings that make this variant."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _settings_beside_knobs(cls, data: Any) -> Any:
+        # `settings = { … }` may sit on the variant itself, beside (or instead of) `knobs`.
+        if isinstance(data, dict) and "settings" in data:
+            data = dict(data)
+            settings = data.pop("settings")
+            knobs = data.get("knobs", {})
+            if isinstance(knobs, Knobs):
+                knobs = knobs.model_dump()
+            if isinstance(knobs, dict):
+                if "settings" in knobs:
+                    raise ValueError("settings are given twice: beside knobs and inside them")
+                data["knobs"] = {**knobs, "settings": settings}
+        return data
 
 
 _UNITS = {"": 1.0, "s": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0}
@@ -254,6 +399,14 @@ class GucInfo(BaseModel):
     context: Text
     """user / superuser / sighup / postmaster / ..."""
     source: str | None = None
+    vartype: str | None = Field(default=None, exclude_if=lambda v: v is None)
+    """bool / enum / integer / real / string (None in runs stored before pgwx read it)."""
+    min_val: str | None = Field(default=None, exclude_if=lambda v: v is None)
+    """Least value, in `unit`."""
+    max_val: str | None = Field(default=None, exclude_if=lambda v: v is None)
+    """Greatest value, in `unit`."""
+    enumvals: list[str] | None = Field(default=None, exclude_if=lambda v: v is None)
+    """An enum's values as this build offers them (lz4 only when built --with-lz4)."""
 
 
 class Capabilities(BaseModel):

@@ -8,10 +8,12 @@ does not own, a risky value without --allow-risky), or when the workload cannot 
 
 from __future__ import annotations
 
+from explorer.lab.profiles import anysetting
 from explorer.lab.workloads.base import Workload
-from explorer.models import RISKY_SETTINGS, Capabilities, Knobs, Toast
+from explorer.models import RISKY_VALUES, Capabilities, Knobs, Toast
 from explorer.server import installs
 from explorer.server.capabilities import RESTART_CONTEXTS
+from explorer.server.gucs import canonical, same_setting
 
 
 def lz4_hint() -> str:
@@ -42,13 +44,16 @@ def unavailable_reason(
     Returns:
         One sentence naming what is missing (and what to do), or None.
     """
-    why = _server_reason(knobs, caps, allow_risky=allow_risky)
+    fenced = workload is not None and workload.runs_user_sql
+    why = _server_reason(knobs, caps, allow_risky=allow_risky, fenced=fenced)
     if why is None and workload is not None:
         why = workload.unavailable_reason(knobs, caps)
     return why
 
 
-def _server_reason(knobs: Knobs, caps: Capabilities, *, allow_risky: bool) -> str | None:
+def _server_reason(
+    knobs: Knobs, caps: Capabilities, *, allow_risky: bool, fenced: bool = False
+) -> str | None:
     if knobs.toast is Toast.LZ4 and not caps.lz4:
         if caps.major < 14:
             return f"lz4 TOAST compression needs PostgreSQL 14+, this is {caps.version}"
@@ -60,11 +65,20 @@ def _server_reason(knobs: Knobs, caps: Capabilities, *, allow_risky: bool) -> st
             f"io_method={knobs.io_method} is not built into this server (PostgreSQL was built "
             f"without --with-liburing; it offers {', '.join(caps.io_methods)})"
         )
-    for name, value in knobs.server_settings().items():
+    other = anysetting.unavailable(knobs, caps)
+    if other is not None:
+        return other + (lz4_hint() if "lz4" in other or "zstd" in other else "")
+    server, session = anysetting.split(knobs, caps, fenced=fenced)
+    for name, value in session.items():
+        if RISKY_VALUES.get(name) == value and not caps.owned and not allow_risky:
+            return _risky(name, value)
+    for name, value in server.items():
         guc = caps.gucs.get(name)
         if guc is None:
             return f"{name} does not exist on PostgreSQL {caps.version}"
-        if guc.setting == value or (guc.setting, value) in {("1", "on"), ("0", "off")}:
+        if same_setting(guc.setting, value) or (
+            guc.unit and same_setting(canonical(guc, guc.setting), value)
+        ):
             continue
         if not caps.alter_system:
             return (
@@ -77,9 +91,13 @@ def _server_reason(knobs: Knobs, caps: Capabilities, *, allow_risky: bool) -> st
                 f"{name} needs a server restart, which pgwx does only on a server it owns "
                 "(the bundled 18, or `--pg N`); set it yourself and restart"
             )
-        if RISKY_SETTINGS.get(name) == value and not caps.owned and not allow_risky:
-            return (
-                f"{name}={value} can corrupt this server's data on a crash; pass "
-                "--allow-risky to use it on a server pgwx does not own"
-            )
+        if RISKY_VALUES.get(name) == value and not caps.owned and not allow_risky:
+            return _risky(name, value)
     return None
+
+
+def _risky(name: str, value: str) -> str:
+    return (
+        f"{name}={value} can corrupt this server's data on a crash; pass "
+        "--allow-risky to use it on a server pgwx does not own"
+    )
