@@ -31,7 +31,7 @@ from explorer.lab.profiles.catalog import ProfileError, ProfileShadowed, list_pr
 from explorer.lab.run.axis import resolve_servers, run_on_servers
 from explorer.lab.run.limits import MAX_BYTES, MAX_ROWS
 from explorer.lab.run.owner import ServerBusy
-from explorer.lab.run.request import RunRequest, threshold_option
+from explorer.lab.run.request import RunRequest, swept, threshold_option
 from explorer.lab.run.session import Session, restore_pending, start_repairing
 from explorer.lab.run.signals import TerminatingSignals
 from explorer.lab.run.undo import Undo, restore_command
@@ -291,6 +291,12 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="NAME",
         help="run only this variant (repeatable)",
     )
+    run.add_argument(
+        "--sweep",
+        metavar="NAME=V1,V2,…",
+        help="one variant per value of one setting, the first the baseline (e.g. "
+        "max_wal_size=256MB,1GB,4GB,16GB); the report draws them as a curve",
+    )
     run.add_argument("--format", choices=sorted(FORMATS), default="md")
     selftest = sub.add_parser(
         "selftest",
@@ -474,6 +480,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     from explorer.lab.run.runner import Runner
 
     profile = load_profile(args.profile, lambda m: print(f"pgwx: {m}", file=sys.stderr))
+    if getattr(args, "sweep", None):
+        profile = swept(profile, args.sweep)
     original = profile
     testing = getattr(args, "selftest", False)
     if testing:

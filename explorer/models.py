@@ -286,6 +286,61 @@ class Variant(BaseModel):
         return data
 
 
+class Sweep(BaseModel):
+    """One setting at several values: one variant per value, the first the baseline."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    setting: str
+    """The setting swept, e.g. max_wal_size (any setting a variant may name)."""
+    values: list[str] = Field(min_length=2, max_length=12)
+    """Its values in the order drawn, e.g. ["256MB", "1GB", "4GB", "16GB"]."""
+
+    @field_validator("setting")
+    @classmethod
+    def _setting(cls, value: str) -> str:
+        why = refused_setting(value)
+        if why is not None:
+            raise ValueError(why)
+        return value
+
+    @field_validator("values", mode="before")
+    @classmethod
+    def _values(cls, value: Any) -> list[str]:
+        if not isinstance(value, list):
+            raise ValueError('a sweep\'s values are a list, e.g. ["256MB", "1GB"]')
+        out = [setting_value(v) for v in value]
+        if len(set(out)) != len(out):
+            raise ValueError("a sweep names each value once")
+        for text in out:
+            if len(text) > 30 or not text.isprintable():
+                raise ValueError("each value of a sweep is printable text of at most 30 characters")
+        return out
+
+    def names(self) -> list[str]:
+        """The variants' names: `max_wal_size=256MB`, …"""
+        return [f"{self.setting}={v}"[:40] for v in self.values]
+
+
+def parse_sweep(spec: str) -> Sweep:
+    """`max_wal_size=256MB,1GB,4GB` (the command line's --sweep) as a Sweep; ValueError with
+    one sentence otherwise."""
+    name, sep, values = spec.partition("=")
+    if not sep or not name.strip() or not values.strip():
+        raise ValueError(
+            f"--sweep {spec[:60]!r} is not NAME=VALUE,VALUE…; write e.g. "
+            "--sweep max_wal_size=256MB,1GB,4GB,16GB"
+        )
+    if len(values.split(",")) < 2:
+        raise ValueError(f"--sweep {spec[:60]!r}: a sweep needs at least two values")
+    try:
+        return Sweep(setting=name.strip(), values=[v.strip() for v in values.split(",")])
+    except ValueError as exc:
+        errors = getattr(exc, "errors", None)
+        why = errors()[0]["msg"].removeprefix("Value error, ") if callable(errors) else str(exc)
+        raise ValueError(f"--sweep {spec[:60]!r}: {why}") from None
+
+
 _UNITS = {"": 1.0, "s": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0}
 
 
@@ -363,6 +418,16 @@ class Profile(BaseModel):
     """Pause after CHECKPOINT before each trial."""
     variants: list[Variant] = Field(min_length=1)
     """The matrix."""
+    sweep: Sweep | None = Field(default=None, exclude_if=lambda v: v is None)
+    """One setting at several values: the variants become one per value (each on the
+    baseline variant's knobs), the first value the baseline; the report draws them as a curve."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _sweep_needs_no_variants(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("sweep") is not None and not data.get("variants"):
+            data = {**data, "variants": [{"name": "base"}]}
+        return data
 
     @field_validator("budget", mode="before")
     @classmethod
@@ -373,6 +438,27 @@ class Profile(BaseModel):
     @classmethod
     def _threshold(cls, value: Any) -> float:
         return parse_threshold(value)
+
+    @model_validator(mode="after")
+    def _expand_sweep(self) -> Profile:
+        if self.sweep is None:
+            return self
+        sweep, names = self.sweep, self.sweep.names()
+        if len(set(names)) != len(names):
+            raise ValueError("a sweep's values must differ within their first 40 characters")
+        by_name = {v.name: v for v in self.variants}
+        # Expanded already (a stored run read back): the first value is the base's.
+        base = by_name.get(self.baseline or "", self.variants[0])
+        knobs = base.knobs
+        self.variants = [
+            Variant(
+                name=name,
+                knobs=knobs.model_copy(update={"settings": {**knobs.settings, sweep.setting: v}}),
+            )
+            for name, v in zip(names, sweep.values, strict=True)
+        ]
+        self.baseline = names[0]
+        return self
 
     @model_validator(mode="after")
     def _repeat_bounds(self) -> Profile:

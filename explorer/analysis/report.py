@@ -16,7 +16,7 @@ import statistics
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from explorer.analysis import environment, mechanism
+from explorer.analysis import environment, mechanism, sweep
 from explorer.analysis.card import card_lines, story
 from explorer.analysis.judge import TOTAL, Judgement, judge, measured, samples, undecided_text
 from explorer.analysis.mechanism import MechanismSummary
@@ -340,6 +340,8 @@ def to_markdown(record: RunRecord, threshold: float | None = None) -> str:
         ]
         lines.append("| " + " | ".join(cells) + " |")
     common, differ = settings_table(record)
+    if record.profile.sweep is not None:
+        lines += ["", "```", *sweep.chart(record, summary), "```"]
     lines += ["", *story_lines(record, judged), *footnotes(record, judged), ""]
     if record.server.off_defaults:
         lines.append(
@@ -527,6 +529,11 @@ def to_json(record: RunRecord, threshold: float | None = None) -> str:
                 ),
                 "settings_common": common,
                 "settings_by_variant": differ,
+                **(
+                    {"sweep": sweep.as_json(record, summarize(record, judged))}
+                    if record.profile.sweep is not None
+                    else {}
+                ),
             },
             indent=2,
             default=str,

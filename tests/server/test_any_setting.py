@@ -15,9 +15,9 @@ from explorer.analysis.report import summarize, to_markdown
 from explorer.lab.profiles.anysetting import SettingRefused
 from explorer.lab.run.runner import Runner, RunOptions
 from explorer.lab.store.results import ResultStore
-from explorer.models import PhaseMechanism, RunRecord, Variant
+from explorer.models import Variant
 from explorer.server.connect import Target
-from tests.support.runs import RunProfile, small_profile
+from tests.support.runs import RunProfile, small_profile, update_mech
 
 
 async def compression_offered(target: Target) -> str:
@@ -30,17 +30,6 @@ async def compression_offered(target: Target) -> str:
     finally:
         await conn.close()
     return "lz4" if "lz4" in vals else "pglz"
-
-
-def update_mech(record: RunRecord, variant: str) -> list[PhaseMechanism]:
-    out = []
-    for trial in record.trials:
-        if trial.variant == variant:
-            assert trial.status == "ok", trial.reason
-            phase = next(p for p in trial.phases if p.name == "update")
-            assert phase.mechanism is not None
-            out.append(phase.mechanism)
-    return out
 
 
 async def test_wal_compression_shrinks_the_full_page_images_after_a_checkpoint(

@@ -13,8 +13,7 @@ import asyncio
 from explorer.models import Toast, TrialStats, Variant
 from explorer.server.capabilities import probe
 from explorer.server.connect import Target
-from tests.server.test_any_setting import update_mech
-from tests.support.runs import RunProfile, small_profile
+from tests.support.runs import RunProfile, small_profile, update_mech
 from tests.support.sampling import flush, lab, sampling
 
 
