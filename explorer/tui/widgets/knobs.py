@@ -32,6 +32,7 @@ from explorer.lab.workloads import build_workload
 from explorer.models import Capabilities, FkTiming, Knobs, Profile, TableKind, Toast
 from explorer.tui.glyphs import glyph
 from explorer.tui.restyle import NoFocusStyles
+from explorer.tui.widgets.othersettings import OtherSettings
 
 
 @dataclass(frozen=True)
@@ -365,6 +366,8 @@ class KnobPanel(NoFocusStyles, VerticalScroll):
         """Size multipliers offered."""
         self._chosen: dict[str, Any] | None = None
         """The user's knob values while a run's variant is shown instead."""
+        self._other_chosen: dict[str, str] | None = None
+        """The user's other settings while a run's variant is shown instead."""
         self._title_rows = TITLE_ROWS
         """Rows the profile's title has now (`TITLE_ROWS`, or one when room is short, or none
         beside a list of servers)."""
@@ -402,6 +405,7 @@ class KnobPanel(NoFocusStyles, VerticalScroll):
                     yield Label(knob.label, classes="knob-label")
                     yield KnobSelect(list(knob.choices), id=f"knob-{knob.field}")
                 yield Static(id=f"why-{knob.field}", classes="reason")
+            yield OtherSettings(id="knob-other")
         yield Static(id="knob-view")
 
     def on_mount(self) -> None:
@@ -570,7 +574,10 @@ class KnobPanel(NoFocusStyles, VerticalScroll):
         if profile is not None:
             wanted = profile.baseline_name()
             base = next((v.knobs for v in profile.variants if v.name == wanted), base)
-        values = {k.field: self.select(k.field).value for k in KNOB_DEFS}
+        values: dict[str, Any] = {k.field: self.select(k.field).value for k in KNOB_DEFS}
+        other = self.query_one(OtherSettings).settings
+        if other:
+            values["settings"] = {**base.settings, **other}
         return base.model_copy(update=values)
 
     # ------------------------------------------------------------------ changes
@@ -587,9 +594,20 @@ class KnobPanel(NoFocusStyles, VerticalScroll):
         if self._chosen is None:
             self.post_message(self.Changed(self, self.profile, self.scale, self.knobs()))
 
+    def reveal_other_settings(self) -> None:
+        """Show the "other settings" row and put the cursor in it (the palette's entry)."""
+        if not self.locked:
+            self.query_one(OtherSettings).reveal()
+
+    def on_other_settings_changed(self, event: OtherSettings.Changed) -> None:
+        """The other settings row changed: announce what `r` would run now."""
+        event.stop()
+        self._announce()
+
     def watch_caps(self, _old: Capabilities | None, _new: Capabilities | None) -> None:
         """The server is known: mark what it cannot do."""
         if self.is_mounted:
+            self.query_one(OtherSettings).set_caps(self.caps)
             self._refresh_choices(keep_current=True)
 
     def show_profile(self, profile: Profile, scale: float) -> None:
@@ -616,6 +634,14 @@ class KnobPanel(NoFocusStyles, VerticalScroll):
             if knobs is not None
             else self._chosen or {}
         )
+        other = self.query_one(OtherSettings)
+        if knobs is not None:
+            if self._other_chosen is None:
+                self._other_chosen = dict(other.settings)
+            other.show(knobs.settings)
+        else:
+            other.show(self._other_chosen or {})
+            self._other_chosen = None
         if knobs is None:
             self._chosen = None
         for field, value in values.items():
