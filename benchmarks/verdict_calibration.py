@@ -16,8 +16,26 @@ of 3, 10 and 20 % (log-normal), for a 1 × 1 table (two variants, one phase) and
 
 Power goal: a true 0.85× at 10 % noise found in ≥ 80 % of runs within 15 rounds.
 
+The drift warning (`explorer.analysis.drift`, issue 33), fixed repeats, one candidate × three
+phases and their total, through the real `judge`:
+
+| Figure | Goal |
+|---|---|
+| drift-free runs flagged, at 3/10/20 % noise and n = 10/30 rounds | ≤ 5 % each |
+| a linear 10 % drift over the run at 10 % noise, n = 20, caught | ≥ 80 % |
+
+A run on two identical servers (an A/A), auto repeats, through the real round planning
+(`RoundPlan` per server, `servers.next_round`), `judge` and `judge_servers`
+(`explorer.analysis.servers_calibration`, issue 33):
+
+| Figure | Goal |
+|---|---|
+| runs where any printed table (either server's, or between them) says faster/slower | ≤ 5 % |
+
     python benchmarks/verdict_calibration.py            # full: ~15 min on a loaded 2-core box
     python benchmarks/verdict_calibration.py --smoke    # a few seconds, to see it works
+    python benchmarks/verdict_calibration.py --drift-only   # the drift section alone (~4 min)
+    python benchmarks/verdict_calibration.py --servers-only # the two-server A/A alone (~10 min)
 """
 
 from __future__ import annotations
@@ -26,6 +44,8 @@ import argparse
 import time
 
 from explorer.analysis.calibration import Scenario, calibrate
+from explorer.analysis.drift_calibration import DriftScenario, drift_rate
+from explorer.analysis.servers_calibration import servers_false_rate
 
 NOISES = (0.03, 0.10, 0.20)
 TABLES = ((2, 1, "1×1"), (7, 3, "7×3"))
@@ -38,7 +58,17 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=1000, help="runs per 1×1 scenario")
     parser.add_argument("--big-runs", type=int, default=200, help="runs per 7×3 scenario")
     parser.add_argument("--seed", type=int, default=18)
+    parser.add_argument("--drift-runs", type=int, default=1000, help="runs per drift scenario")
+    parser.add_argument("--drift-only", action="store_true", help="only the drift section")
+    parser.add_argument("--servers-runs", type=int, default=500, help="runs per server A/A")
+    parser.add_argument("--servers-only", action="store_true", help="only the two-server A/A")
     args = parser.parse_args()
+    if args.drift_only:
+        drift_section(20 if args.smoke else args.drift_runs, args.seed)
+        return
+    if args.servers_only:
+        servers_section(10 if args.smoke else args.servers_runs, args.seed)
+        return
     small, big = (20, 3) if args.smoke else (args.runs, args.big_runs)
     began = time.perf_counter()
     print(
@@ -75,6 +105,43 @@ def main() -> None:
             )
     print(
         f"\n{small} runs per 1×1 scenario, {big} per 7×3; seed {args.seed}; "
+        f"{time.perf_counter() - began:.0f} s"
+    )
+    drift_section(20 if args.smoke else args.drift_runs, args.seed)
+    servers_section(10 if args.smoke else args.servers_runs, args.seed)
+
+
+def servers_section(runs: int, seed: int) -> None:
+    """Two identical servers: runs with a false faster/slower anywhere, with 95 % intervals."""
+    began = time.perf_counter()
+    print("\n| two-server A/A | noise | any table (goal ≤ 5 %) | a server's own | between |")
+    print("|---|---|---|---|---|")
+    for variants, phases, name, share in ((2, 1, "1×1", 1), (4, 2, "3×2", 4)):
+        for noise in NOISES:
+            scenario = Scenario(variants=variants, phases=phases, noise=noise)
+            n = max(runs // share, 10)
+            cells = " | ".join(r.text() for r in servers_false_rate(scenario, n, seed))
+            print(f"| {name} ({n} runs) | {noise:.0%} | {cells} |", flush=True)
+    print(f"\nseed {seed}; {time.perf_counter() - began:.0f} s")
+
+
+def drift_section(runs: int, seed: int) -> None:
+    """The drift warning's false-alarm rate and power, each with its 95 % Wilson interval."""
+    began = time.perf_counter()
+    print("\n| drift warning | noise | n = 10 | n = 20 | n = 30 |")
+    print("|---|---|---|---|---|")
+    for drift, label in ((0.0, "drift-free: flagged (goal ≤ 5 %)"), (0.10, "10 % drift: caught")):
+        for noise in NOISES:
+            cells = [
+                drift_rate(DriftScenario(rounds=n, noise=noise, drift=drift), runs, seed).text()
+                for n in (10, 20, 30)
+            ]
+            print(f"| {label} | {noise:.0%} | " + " | ".join(cells) + " |", flush=True)
+    one = drift_rate(DriftScenario(rounds=20, noise=0.10, drift=0.10, phases=1), runs, seed)
+    print(
+        f"\nA 1 × 1 table (one phase, two variants: half the trials per round) catches the same "
+        f"10 % drift at 10 % noise, n = 20, in {one.text()} of runs.\n"
+        f"{runs} runs per cell; 1 candidate × 3 phases + total; seed {seed}; "
         f"{time.perf_counter() - began:.0f} s"
     )
 

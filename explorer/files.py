@@ -123,3 +123,41 @@ def open_private_log(path: Path) -> IO[str]:
         os.close(fd)
         raise
     return os.fdopen(fd, "a", encoding="utf-8")
+
+
+def input_problem(path: Path, max_bytes: int | None = None) -> str | None:
+    """What stops pgwx reading `path` as an input file, as the end of a sentence ("does not
+    exist", "is not a regular file (a FIFO)", "is not readable by this user", "is too large
+    (3.0 GiB; at most 1.0 GiB)"); None when it can be read.
+
+    A FIFO exists: calling it missing sent people looking for a file that was there.
+    """
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return "does not exist"
+    except PermissionError:
+        return "cannot be reached by this user (a directory on the way is not searchable)"
+    except OSError as exc:
+        return f"cannot be looked at ({exc.strerror or exc})"
+    if not stat.S_ISREG(st.st_mode):
+        kind = next(
+            (
+                name
+                for test, name in (
+                    (stat.S_ISDIR, "a directory"),
+                    (stat.S_ISFIFO, "a FIFO"),
+                    (stat.S_ISSOCK, "a socket"),
+                    (stat.S_ISCHR, "a character device"),
+                    (stat.S_ISBLK, "a block device"),
+                )
+                if test(st.st_mode)
+            ),
+            "something else",
+        )
+        return f"is not a regular file ({kind})"
+    if not os.access(path, os.R_OK):
+        return "is not readable by this user"
+    if max_bytes is not None and st.st_size > max_bytes:
+        return f"is too large ({st.st_size:,} bytes; at most {max_bytes:,})"
+    return None

@@ -4,8 +4,9 @@ The verdict is the judged one (`explorer.analysis.judge.judge`, the same call th
 table and every export make): warm-ups left out, the profile's threshold, the total phase
 when there is more than one, else the only phase. The story comes next: the phase whose
 median moved most from the baseline's, with its own before → after from the table's medians
-(`deferred  2.31× slower · 6.36 s · commit 5.4 ms → 3.60 s`) — the fsync or WAL counters are
-the mechanism, shown after it and only when they moved by more than a tenth. The widget in
+(`deferred  2.31× slower · 6.36 s · commit 5.4 ms → 3.60 s`) — the WAL or fsync counters are
+the mechanism, shown after it only when their own comparison across trials is decided, and
+always the table's figure: per trial the sum over its phases, as on the total row. The widget in
 `explorer.tui.widgets.summary` only draws these rows; `story` is the same line as plain text
 for the report.
 """
@@ -17,8 +18,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from explorer.analysis.judge import TOTAL, Judgement, Samples, judge, measured, samples
+from explorer.analysis.mechanism import trial_values
+from explorer.analysis.sequential import ALPHA
 from explorer.analysis.units import human_bytes
-from explorer.analysis.verdict import Verdict
+from explorer.analysis.verdict import Verdict, compare
 from explorer.models import RunRecord, TrialResult
 
 ARROW = "→"
@@ -48,8 +51,8 @@ class CardLine:
     moved: str = ""
 
 
-MOVED_ENOUGH = 0.1
-"""A counter (WAL bytes, fsyncs) is a mechanism only when it moved by more than this share."""
+COUNTERS = (("wal_bytes", "WAL"), ("fsyncs", "fsyncs"))
+"""The counters a card line may name as the mechanism, in order of preference."""
 
 
 def seconds_text(value: float | None) -> str:
@@ -65,32 +68,40 @@ def _median(values: Sequence[float]) -> float | None:
     return statistics.median(values) if values else None
 
 
-def _stat(trials: list[TrialResult], name: str) -> float | None:
-    values = []
+def _counter(trials: list[TrialResult], key: str) -> list[float] | None:
+    """Per trial the sum over its phases (the table's total row, or its one phase row); None
+    when any trial could not measure it."""
+    out = []
     for trial in trials:
-        stats = trial.stats
-        value = None
-        if stats is not None:
-            value = stats.wal_bytes if name == "wal_bytes" else stats.fsyncs
-        if isinstance(value, int | float):
-            values.append(float(value))
-    return _median(values)
+        value = trial_values(trial.phases).get(key)
+        if value is None:
+            return None
+        out.append(float(value))
+    return out or None
 
 
-def _mechanism(base: list[TrialResult], mine: list[TrialResult]) -> str:
-    """The first counter that moved by more than `MOVED_ENOUGH`: WAL, then fsyncs.
+def _counter_text(key: str, value: float) -> str:
+    return human_bytes(value) if key == "wal_bytes" else f"{value:.0f}"
 
-    fsyncs 34 → 36 is noise, not why a variant is 2× slower: it is left out rather than
-    shown as the reason.
+
+def _mechanism(
+    base: list[TrialResult], mine: list[TrialResult], threshold: float, confidence: float
+) -> str:
+    """The first counter whose own comparison across trials is decided: WAL, then fsyncs.
+
+    The same test as a timing verdict (Mann–Whitney with the Hodges–Lehmann interval, beyond
+    the run's threshold) on the per-trial counts, at `confidence` (the card's counter
+    comparisons corrected together): `fsyncs 9 → 11` from noise is left out rather than shown
+    as the reason a variant is 2× slower.
     """
-    b_wal, m_wal = _stat(base, "wal_bytes"), _stat(mine, "wal_bytes")
-    if b_wal is not None and m_wal is not None and (b_wal or m_wal):
-        if abs(m_wal - b_wal) > MOVED_ENOUGH * max(b_wal, m_wal):
-            return f"WAL {human_bytes(b_wal)} {ARROW} {human_bytes(m_wal)}"
-    b_fs, m_fs = _stat(base, "fsyncs"), _stat(mine, "fsyncs")
-    if b_fs is not None and m_fs is not None and (b_fs or m_fs):
-        if abs(m_fs - b_fs) > MOVED_ENOUGH * max(b_fs, m_fs):
-            return f"fsyncs {b_fs:.0f} {ARROW} {m_fs:.0f}"
+    for key, label in COUNTERS:
+        b, m = _counter(base, key), _counter(mine, key)
+        if b is None or m is None:
+            continue
+        v = compare(b, m, threshold=threshold, floor_seconds=0.0, confidence=confidence)
+        if v.decided:
+            b_med, m_med = statistics.median(b), statistics.median(m)
+            return f"{label} {_counter_text(key, b_med)} {ARROW} {_counter_text(key, m_med)}"
     return ""
 
 
@@ -98,12 +109,14 @@ def moved_most(s: Samples, baseline: str, variant: str) -> str:
     """'commit 5.4 ms → 3.60 s': the phase whose median moved most from the baseline's.
 
     Medians of the measured trials, as in the table's rows. A phase the baseline never ran
-    counts from nothing ('add-fk 300 ms (new phase)'). Empty for a one-phase run (the
-    total is the phase) or without trials.
+    counts from nothing ('add-fk 300 ms (new phase)'). When the rest of the trial gives back
+    more than half of that phase's move, the phase that gave back most is named too ('insert
+    1.35 s → 659 ms, but commit 5 ms → 670 ms'): a trade-off is not a gain. Empty for a
+    one-phase run (the total is the phase) or without trials.
     """
     if TOTAL not in s.phases:
         return ""
-    best: tuple[float, str] | None = None
+    moves: list[tuple[float, str]] = []
     for phase in s.phases:
         if phase == TOTAL:
             continue
@@ -111,14 +124,20 @@ def moved_most(s: Samples, baseline: str, variant: str) -> str:
         if after is None:
             continue
         before = _median(s.seconds.get((baseline, phase), []))
-        moved = abs(after - (before or 0.0))
         if before is None:
             text = f"{phase} {seconds_text(after)} (new phase)"
         else:
             text = f"{phase} {seconds_text(before)} {ARROW} {seconds_text(after)}"
-        if best is None or moved > best[0]:
-            best = (moved, text)
-    return best[1] if best is not None else ""
+        moves.append((after - (before or 0.0), text))
+    if not moves:
+        return ""
+    best = max(moves, key=lambda m: abs(m[0]))
+    rest = [m for m in moves if m is not best]
+    back = sum(d for d, _ in rest)
+    if best[0] * back < 0 and abs(back) > abs(best[0]) / 2:
+        other = max((m for m in rest if m[0] * best[0] < 0), key=lambda m: abs(m[0]))
+        return f"{best[1]}, but {other[1]}"
+    return best[1]
 
 
 def story(line: CardLine, dot: str = "·") -> str:
@@ -157,6 +176,9 @@ def card_lines(record: RunRecord, judged: Judgement | None = None) -> list[CardL
     for trial in measured(record.trials):
         by_variant.setdefault(trial.variant, []).append(trial)
     base_name = judged.baseline
+    # Every counter comparison the card may make, corrected together (Bonferroni).
+    tests = len(COUNTERS) * max(1, len(by_variant) - 1)
+    confidence = 1 - ALPHA / tests
     lines = []
     for variant in record.profile.variants:
         name = variant.name
@@ -164,10 +186,12 @@ def card_lines(record: RunRecord, judged: Judgement | None = None) -> list[CardL
         mine = s.seconds.get((name, key), [])
         verdict = judged.verdicts.get((name, key)) if mine and not is_base else None
         if is_base:
-            wal = _stat(by_variant.get(name, []), "wal_bytes")
-            mechanism = f"WAL {human_bytes(wal)}" if wal is not None else ""
+            wal = _counter(by_variant.get(name, []), "wal_bytes")
+            mechanism = f"WAL {human_bytes(statistics.median(wal))}" if wal else ""
         elif name in by_variant:
-            mechanism = _mechanism(by_variant.get(base_name, []), by_variant[name])
+            mechanism = _mechanism(
+                by_variant.get(base_name, []), by_variant[name], judged.threshold, confidence
+            )
         else:
             mechanism = ""
         moved = "" if is_base else moved_most(s, base_name, name)

@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from explorer.analysis import markdown
 from explorer.analysis.family import judge_family
 from explorer.analysis.judge import samples, settled
 from explorer.analysis.verdict import Verdict, compare
@@ -149,8 +150,8 @@ def _median(values: list[float]) -> str:
 def _run_line(tag: str, r: RunRecord) -> str:
     caps = r.server.capabilities
     return (
-        f"- {tag}: run {r.id} · {r.profile.name} · PostgreSQL {caps.version} · "
-        f"{r.server.dsn_masked} · scale {r.scale:g}"
+        f"- {tag}: run {r.id} · {markdown.cell(r.profile.name)} · PostgreSQL {caps.version} · "
+        f"{markdown.cell(r.server.dsn_masked)} · scale {r.scale:g}"
     )
 
 
@@ -162,14 +163,15 @@ def to_markdown(cross: CrossRuns) -> str:
         _run_line("A", cross.a),
         _run_line("B", cross.b),
         "",
-        "| variant | phase | n A | median A s | n B | median B s | verdict (B against A) |",
-        "|---|---|---|---|---|---|---|",
     ]
-    for r in cross.rows:
-        lines.append(
-            f"| {r.label} | {r.phase} | {len(r.a)} | {_median(r.a)} | {len(r.b)} | "
-            f"{_median(r.b)} | {r.verdict.label()} |"
-        )
+    header = ["variant", "phase", "n A", "median A s", "n B", "median B s"]
+    lines += markdown.table(
+        [*header, "verdict (B against A)"],
+        (
+            [r.label, r.phase, len(r.a), _median(r.a), len(r.b), _median(r.b), r.verdict.label()]
+            for r in cross.rows
+        ),
+    )
     nothing = why_nothing_matched(cross)
     if nothing:
         lines += ["", nothing]
@@ -178,9 +180,9 @@ def to_markdown(cross: CrossRuns) -> str:
         f"verdict: the Hodges–Lehmann ratio B / A [interval], Holm-corrected across the "
         f"{len(cross.rows)} rows so the table holds 95 %; faster or slower when the interval "
         f"excludes 1 and the ratio is beyond ±{cross.threshold:.0%}; same when the interval "
-        "lies inside that band; undecided otherwise. See the README, How to read a verdict.",
+        "lies inside that band; undecided otherwise. See How to read a verdict (docs/verdicts.md).",
     ]
-    open_ = [f"{r.variant} {r.phase}" for r in cross.rows if not settled(r.verdict)]
+    open_ = [markdown.cell(f"{r.variant} {r.phase}") for r in cross.rows if not settled(r.verdict)]
     if open_:
         lines.append("Undecided (more trials could change the word): " + ", ".join(open_) + ".")
     if cross.a.scale != cross.b.scale:
@@ -189,9 +191,13 @@ def to_markdown(cross: CrossRuns) -> str:
             "their durations are not comparable."
         )
     if cross.only_a:
-        lines.append("Only in A (not compared): " + ", ".join(cross.only_a) + ".")
+        lines.append(
+            "Only in A (not compared): " + ", ".join(map(markdown.cell, cross.only_a)) + "."
+        )
     if cross.only_b:
-        lines.append("Only in B (not compared): " + ", ".join(cross.only_b) + ".")
+        lines.append(
+            "Only in B (not compared): " + ", ".join(map(markdown.cell, cross.only_b)) + "."
+        )
     return printable("\n".join(lines) + "\n")  # names from two runs, text only
 
 

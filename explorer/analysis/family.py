@@ -22,7 +22,13 @@ from __future__ import annotations
 from collections.abc import Hashable, Mapping, Sequence
 from typing import TypeVar
 
-from explorer.analysis.verdict import DEFAULT_MIN_N, Verdict, compare, mann_whitney
+from explorer.analysis.verdict import (
+    DEFAULT_FLOOR_SECONDS,
+    DEFAULT_MIN_N,
+    Verdict,
+    compare,
+    mann_whitney,
+)
 
 K = TypeVar("K", bound=Hashable)
 
@@ -78,6 +84,7 @@ def judge_family(
     threshold: float,
     min_n: int = DEFAULT_MIN_N,
     reported_alpha: float | None = None,
+    floors: Mapping[K, float] | None = None,
 ) -> dict[K, Verdict]:
     """Verdicts for a family of (baseline, candidate) samples, Holm-corrected together.
 
@@ -89,15 +96,21 @@ def judge_family(
         min_n: Fewer trials on a side: undecided, too few runs (outside the correction).
         reported_alpha: The run's whole α; `p_adjusted` is scaled by reported_alpha / alpha so
             it is read against 1 − the run's confidence (default: alpha itself).
+        floors: Cell → its timing resolution in seconds (`compare`'s floor_seconds); the
+            default clock resolution for a cell not in it.
 
     Returns:
         Cell → verdict, each with its interval at its Holm level and `p_adjusted` filled in.
     """
     out: dict[K, Verdict] = {}
     tested: list[K] = []
+
+    def floor(key: K) -> float:
+        return DEFAULT_FLOOR_SECONDS if floors is None else floors.get(key, DEFAULT_FLOOR_SECONDS)
+
     for key, (b, c) in pairs.items():
         if min(len(b), len(c)) < min_n:
-            out[key] = compare(b, c, threshold=threshold, min_n=min_n)
+            out[key] = compare(b, c, threshold=threshold, min_n=min_n, floor_seconds=floor(key))
         else:
             tested.append(key)
     raw = [mann_whitney(pairs[k][0], pairs[k][1])[0] for k in tested]
@@ -106,6 +119,8 @@ def judge_family(
     scale = (reported_alpha or alpha) / alpha
     for key, level, adjusted in zip(tested, levels, holm_adjusted(raw, size), strict=True):
         b, c = pairs[key]
-        v = compare(b, c, threshold=threshold, min_n=min_n, confidence=1 - level)
+        v = compare(
+            b, c, threshold=threshold, min_n=min_n, confidence=1 - level, floor_seconds=floor(key)
+        )
         out[key] = v.model_copy(update={"p_adjusted": min(1.0, adjusted * scale)})
     return out

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass
 
+from explorer.analysis import markdown
 from explorer.analysis.judge import TOTAL, judge
 from explorer.models import RunRecord
 
@@ -107,15 +108,13 @@ def to_markdown(profile: str, rows: list[HistoryRow]) -> str:
     lines = [
         f"## {profile}: verdicts across runs (oldest first)",
         "",
-        "| run | started | server | variant | phase | verdict | change |",
-        "|---|---|---|---|---|---|---|",
     ]
+    header = ["run", "started", "server", "variant", "phase", "verdict", "change"]
+    table = []
     for r in rows:
         mark = f"⚑ {r.change}" if r.change else ""
-        lines.append(
-            f"| {r.run_id} | {r.started_at} | {r.server} | {r.variant} | "
-            f"{r.phase} | {r.label} | {mark} |"
-        )
+        table.append([r.run_id, r.started_at, r.server, r.variant, r.phase, r.label, mark])
+    lines += markdown.table(header, table)
     changes = [r for r in rows if r.change]
     lines.append("")
     if changes:

@@ -17,19 +17,21 @@ words, during the run and years later.
 from __future__ import annotations
 
 import statistics
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TypeVar
 
+from explorer.analysis.drift import Drift, run_drift
 from explorer.analysis.family import judge_family
+from explorer.analysis.run_family import table_alpha, tables_in_run
 from explorer.analysis.sequential import ALPHA, look_alpha, planned_looks, useful_looks
 from explorer.analysis.verdict import (
     DEFAULT_FLOOR_SECONDS,
     DEFAULT_THRESHOLD,
     NO_BASELINE,
+    POLLED_FLOOR_SECONDS,
     UNDECIDED,
     Verdict,
-    drift,
     total,
 )
 from explorer.models import Profile, RunRecord, TrialResult
@@ -42,8 +44,9 @@ K = TypeVar("K", bound=Hashable)
 PhaseKey = tuple[str, str]
 """(variant, phase)."""
 
-DRIFT_MIN_N = 6
-"""Baseline trials needed before drift is judged: two per third."""
+DRIFT_FLOOR_SECONDS = POLLED_FLOOR_SECONDS
+"""Cells with a median below this are left out of the drift test: their relative noise is
+timer resolution, which would only dilute a real trend."""
 
 
 @dataclass
@@ -58,6 +61,10 @@ class Samples:
     """Beside each duration, its measured round (1 = the first round after the warm-ups)."""
     warmups: dict[str, int] = field(default_factory=dict)
     """Variant → warm-up trials left out."""
+    floors: dict[str, float] = field(default_factory=dict)
+    """Phase → its timing resolution when it is not the clock's: `POLLED_FLOOR_SECONDS` for
+    an end pgwx polled for (a restore COMMIT whose `commit_resolution` says polling), and for
+    the total that includes it."""
 
 
 @dataclass
@@ -71,7 +78,10 @@ class Judgement:
     verdicts: dict[PhaseKey, Verdict] = field(default_factory=dict)
     """One per candidate variant and phase that the baseline also ran."""
     drifted: dict[str, bool] = field(default_factory=dict)
-    """Phase → the baseline's first and last thirds differ by more than the threshold."""
+    """Phase → the run's trend test flagged a drift (`drift`) and this phase was in it."""
+    drift: Drift | None = None
+    """The run's trend test over every variant's trials in round order
+    (`explorer.analysis.drift`); None with too few rounds."""
     undecided: list[PhaseKey] = field(default_factory=list)
     """Comparisons whose word is `undecided`, in table order."""
     looks: list[int] = field(default_factory=list)
@@ -80,6 +90,9 @@ class Judgement:
     """The planned looks that can decide something in a table this size (auto repeats)."""
     family_size: int = 0
     """Comparisons corrected together (Holm) — every cell with a baseline counterpart."""
+    tables: int = 1
+    """Tables the run prints that share its α (`explorer.analysis.run_family`): 1, or S + 1
+    for a run on S servers."""
 
     def open_variants(self) -> set[str]:
         """Variants with a comparison still undecided: the ones more rounds can help."""
@@ -121,6 +134,10 @@ def samples(trials: Iterable[TrialResult]) -> Samples:
             out.rounds.setdefault((t.variant, name), []).append(t.repeat - first + 1)
     if len(out.phases) > 1:
         out.phases.append(TOTAL)
+    for t in good:
+        for p in t.phases:
+            if str(p.detail.get("commit_resolution", "")).startswith("polling"):
+                out.floors[p.name] = POLLED_FLOOR_SECONDS
     return out
 
 
@@ -158,7 +175,7 @@ def judge(
     profile = record.profile
     t = threshold if threshold is not None else getattr(profile, "threshold", DEFAULT_THRESHOLD)
     base = profile.baseline_name()
-    out = Judgement(baseline=base, threshold=t)
+    out = Judgement(baseline=base, threshold=t, tables=tables_in_run(record))
     s = samples(record.trials)
     # A stored run judges the variants it ran (`--variant` picks some); a variant whose trials
     # all failed ran, and stays undecided.
@@ -171,15 +188,10 @@ def judge(
         and all(x.status == "skipped" for x in record.trials if x.variant == v)
     }
     cells: list[PhaseKey] = []
+    # During a run, a baseline without a measured trial has not run yet: nothing is missing.
+    pending = record.status == "running" and not any(v == base for v, _ in s.seconds)
     for phase in s.phases:
         ref = s.seconds.get((base, phase), [])
-        # One trial per third is the noise of one trial, and a phase below the floor is
-        # timer resolution: neither is a trend.
-        out.drifted[phase] = (
-            len(ref) >= DRIFT_MIN_N
-            and statistics.median(ref) >= DEFAULT_FLOOR_SECONDS
-            and drift(ref, t)
-        )
         for name in names:
             if name == base or name in skipped:
                 continue
@@ -194,6 +206,7 @@ def judge(
                     median_candidate=statistics.median(mine) if mine else None,
                     threshold=t,
                     word=NO_BASELINE,
+                    baseline_pending=pending,
                 )
                 continue
             cells.append((name, phase))
@@ -204,10 +217,34 @@ def judge(
         if k in cells or k in out.verdicts
     ]
     out.family_size = len(cells)
+    _judge_drift(out, record.trials, s, names)
     _replay_looks(out, s, cells, profile)
     out.verdicts = {k: out.verdicts[k] for k in listing}
     out.undecided = [k for k in out.verdicts if out.verdicts[k].word == UNDECIDED]
     return out
+
+
+def _judge_drift(out: Judgement, trials: list[TrialResult], s: Samples, names: list[str]) -> None:
+    """The run's trend test over every variant's measured trials in run order (not the
+    total, not phases below the floor); a flag marks every phase that went into it."""
+    tested = {
+        key
+        for key, secs in s.seconds.items()
+        if key[0] in names
+        and key[1] != TOTAL
+        and secs
+        and statistics.median(secs) >= DRIFT_FLOOR_SECONDS
+    }
+    series = [
+        (t.variant, {p.name: p.seconds for p in t.phases if (t.variant, p.name) in tested})
+        for t in measured(trials)
+        if t.variant in names
+    ]
+    out.drift = run_drift(series, threshold=out.threshold, alpha=ALPHA)
+    flagged = out.drift is not None and out.drift.flagged
+    phases = {phase for _, phase in tested}
+    for phase in s.phases:
+        out.drifted[phase] = flagged and (phase in phases or phase == TOTAL)
 
 
 def _replay_looks(out: Judgement, s: Samples, cells: list[PhaseKey], profile: Profile) -> None:
@@ -220,6 +257,8 @@ def _replay_looks(out: Judgement, s: Samples, cells: list[PhaseKey], profile: Pr
         profile,
         done,
         out.threshold,
+        {key: s.floors.get(key[1], DEFAULT_FLOOR_SECONDS) for key in cells},
+        alpha=table_alpha(out.tables),
     )
     out.verdicts.update(verdicts)
 
@@ -230,6 +269,9 @@ def replay_looks(
     profile: Profile,
     done: int,
     threshold: float,
+    floors: Mapping[K, float] | None = None,
+    *,
+    alpha: float = ALPHA,
 ) -> tuple[dict[K, Verdict], list[int], list[int]]:
     """Judge `cells` at each planned look `done` measured rounds reached (a settled word is
     kept), Holm-corrected together at each look's share of α.
@@ -240,6 +282,8 @@ def replay_looks(
         profile: Whose repeats plan the looks.
         done: Measured rounds so far.
         threshold: Noise threshold of the words.
+        floors: Cell → its timing resolution (default: the clock's).
+        alpha: This table's share of the run's α (`explorer.analysis.run_family`).
 
     Returns:
         The verdicts, the planned looks and the looks taken.
@@ -248,21 +292,22 @@ def replay_looks(
         return {}, [], []
     planned = planned_looks(profile.repeats, profile.min_repeats, profile.max_repeats)
     if profile.repeats == "auto":
-        planned = useful_looks(planned, len(cells))
+        planned = useful_looks(planned, len(cells), alpha)
     auto = profile.repeats == "auto"
     # Fixed repeats: one look, at the end. Auto: the planned looks passed, and the end (a run
     # cut short ends between looks; one longer than planned makes its end one more look).
     points = [n for n in planned if n < done] + [done] if auto else [done]
-    alpha = look_alpha(max(len(planned), len(points)))
+    share = look_alpha(max(len(planned), len(points)), alpha)
     verdicts: dict[K, Verdict] = {}
     open_ = list(cells)
     for point in points:
         judged = judge_family(
             {k: pair_upto(k, point) for k in open_},
-            alpha=alpha,
+            alpha=share,
             family_size=len(cells),
             threshold=threshold,
             reported_alpha=ALPHA,
+            floors=floors,
         )
         for key in open_:
             v = judged[key]

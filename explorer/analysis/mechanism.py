@@ -143,19 +143,24 @@ def summarize_phase(phases: list[PhaseResult], rows: int | None) -> MechanismSum
     return out
 
 
+def trial_values(phases: list[PhaseResult]) -> Values:
+    """One trial's whole: per quantity the sum over its phases (None when a phase could not
+    measure it; a quantity a phase carries on another phase's row counts there only) — the
+    per-trial figure behind a table's total row and the end card."""
+    sums: Values = {}
+    parts = [phase_values(p) for p in phases]
+    for key in SUMMED:
+        sums[key] = total(0.0 if key in f else v[key] for v, f in parts)
+    return sums
+
+
 def summarize_total(trials: list[list[PhaseResult]]) -> MechanismSummary:
     """The mechanism of whole trials: per trial the sum over its phases, then the median.
 
     A quantity one phase could not measure makes the trial's total unknown; a quantity a
     phase carries on another phase's row counts there only.
     """
-    per_trial: list[Values] = []
-    for phases in trials:
-        sums: Values = {}
-        parts = [phase_values(p) for p in phases]
-        for key in SUMMED:
-            sums[key] = total(0.0 if key in f else v[key] for v, f in parts)
-        per_trial.append(sums)
+    per_trial = [trial_values(phases) for phases in trials]
     out = MechanismSummary()
     out.values = {k: _median([t[k] for t in per_trial]) for k in SUMMED}
     _pool_waits(out, [p.mechanism for phases in trials for p in phases])

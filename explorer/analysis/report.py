@@ -19,7 +19,10 @@ from typing import Any
 from explorer.analysis import environment, mechanism, sweep
 from explorer.analysis.card import card_lines, story
 from explorer.analysis.judge import TOTAL, Judgement, judge, measured, samples, undecided_text
+from explorer.analysis.markdown import cell as md_cell
+from explorer.analysis.markdown import table
 from explorer.analysis.mechanism import MechanismSummary
+from explorer.analysis.run_family import family_words
 from explorer.analysis.verdict import Verdict
 from explorer.models import RunRecord, TrialResult
 from explorer.text import printable
@@ -40,8 +43,8 @@ class SummaryRow:
     baseline: bool = False
     """This row is the baseline variant's."""
     drift: bool = False
-    """On a baseline row: its first and last thirds of the run differ by more than the
-    threshold, so every verdict of this phase is suspect."""
+    """On a baseline row: the run's trend test (`explorer.analysis.drift`) found the machine
+    drifted beyond the threshold, and this phase was part of the test."""
     rows: int | None = None
     note: str = ""
     """Skip or failure reason, or the phase's extra facts (plan, sizes…)."""
@@ -183,12 +186,6 @@ def _fmt_s(value: float | None) -> str:
     return "" if value is None else f"{value:.3f}"
 
 
-def md_cell(text: object) -> str:
-    """Run data as literal text in a markdown table cell: `\\` and `|` escaped, one line."""
-    out = str(text).replace("\\", "\\\\").replace("|", "\\|")
-    return " ".join(out.splitlines())
-
-
 CSV_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 """A cell starting with one of these is a formula to a spreadsheet (CSV injection)."""
 
@@ -221,13 +218,8 @@ def footnotes(record: RunRecord, judged: Judgement) -> list[str]:
             f"{most} warm-up trial{'s' if most > 1 else ''} per variant ran first; "
             "kept in the store, left out of every figure."
         )
-    drifted = [phase for phase, yes in judged.drifted.items() if yes]
-    if drifted:
-        out.append(
-            f"⚠ the baseline {judged.baseline} drifted during the run ({', '.join(drifted)}): "
-            f"the medians of its first and last thirds differ by more than "
-            f"{judged.threshold:.0%}, so those verdicts are suspect."
-        )
+    if judged.drift is not None and judged.drift.flagged:
+        out.append(judged.drift.sentence(judged.baseline))
     undecided = undecided_text(judged)
     if undecided:
         out.append(undecided)
@@ -286,11 +278,14 @@ def verdict_legend(judged: Judgement) -> str:
     )
     return (
         "verdict: the Hodges–Lehmann ratio variant / baseline [interval], "
-        f"{family}{sequential}, so the whole table holds 95 %; faster or slower when the "
-        f"interval excludes 1 and the ratio is beyond ±{t}; same within ±{t} when the whole "
-        "interval lies inside it; undecided otherwise; below 50 ms the difference in seconds. "
+        f"{family}{sequential}: the words are controlled for the whole table (any false "
+        "faster/slower at most 5 %), and each interval is drawn at the level its comparison "
+        f"was tested at; faster or slower when the interval excludes 1 and the ratio is beyond "
+        f"±{t}; same within ±{t} when the whole interval lies inside it; undecided otherwise; "
+        "a phase under its timing resolution on both sides (1 ms on pgwx's clock, 50 ms for "
+        "an end pgwx polls for) gets the difference in ms against that band. "
         "p (adj.): the Mann–Whitney p of the comparison alone (after the correction). "
-        "See the README, How to read a verdict."
+        "See How to read a verdict (docs/verdicts.md)." + family_words(judged.tables)
     )
 
 
@@ -321,28 +316,32 @@ def to_markdown(record: RunRecord, threshold: float | None = None) -> str:
         *mechanism.MD_HEADERS,
         "notes",
     ]
-    lines.append("| " + " | ".join(header) + " |")
-    lines.append("|" + "|".join("---" for _ in header) + "|")
     summary = summarize(record, judged)
-    for r in summary:
-        cells = [
-            md_cell(r.variant),
-            md_cell(r.phase),
-            str(r.n),
-            _fmt_s(r.min),
-            _fmt_s(r.median),
-            _fmt_s(r.max),
-            md_cell(r.verdict_label()),
-            p_cell(r.verdict),
-            "" if r.rows is None else str(r.rows),
-            *(md_cell(c) for c in mechanism.md_cells(r.mechanism)),
-            md_cell(r.note),
-        ]
-        lines.append("| " + " | ".join(cells) + " |")
+    lines += table(
+        header,
+        (
+            [
+                r.variant,
+                r.phase,
+                r.n,
+                _fmt_s(r.min),
+                _fmt_s(r.median),
+                _fmt_s(r.max),
+                r.verdict_label(),
+                p_cell(r.verdict),
+                "" if r.rows is None else r.rows,
+                *mechanism.md_cells(r.mechanism),
+                r.note,
+            ]
+            for r in summary
+        ),
+    )
     common, differ = settings_table(record)
     if record.profile.sweep is not None:
         lines += ["", "```", *sweep.chart(record, summary), "```"]
-    lines += ["", *story_lines(record, judged), *footnotes(record, judged), ""]
+    # names run through the footnotes too: a line break in one must not start a row
+    notes = [md_cell(line) for line in footnotes(record, judged)]
+    lines += ["", *story_lines(record, judged), *notes, ""]
     if record.server.off_defaults:
         lines.append(
             "Off their defaults on this server, not set by pgwx: "

@@ -16,10 +16,11 @@ import statistics
 from dataclasses import dataclass
 from statistics import NormalDist
 
+from explorer.analysis import markdown
 from explorer.analysis.calibration import Scenario, calibrate
 from explorer.analysis.judge import TOTAL, judge, samples
 from explorer.analysis.sequential import ALPHA, planned_looks, useful_looks
-from explorer.analysis.verdict import DEFAULT_FLOOR_SECONDS
+from explorer.analysis.verdict import POLLED_FLOOR_SECONDS
 from explorer.models import Profile, RunRecord, Variant
 
 AGAIN = "-again"
@@ -57,9 +58,9 @@ class PhaseNoise:
 
     @property
     def tiny(self) -> bool:
-        """Below the 50 ms floor: judged in seconds against ±50 ms, not as a ratio, so its
-        relative noise says nothing about the threshold."""
-        return self.median is not None and self.median < DEFAULT_FLOOR_SECONDS
+        """Below 50 ms: its relative noise is mostly timer and round-trip jitter, so it says
+        nothing about the threshold the run needs."""
+        return self.median is not None and self.median < POLLED_FLOOR_SECONDS
 
 
 def phase_noise(record: RunRecord) -> list[PhaseNoise]:
@@ -144,13 +145,13 @@ def self_test(record: RunRecord, original: Profile, *, runs: int = CALIBRATION_R
 def to_text(result: SelfTest, original: Profile) -> str:
     """The self-test as a few lines for the terminal."""
     lines = [f"## self-test of {original.name}: the baseline against itself", ""]
-    lines.append("| phase | trials | noise (trial to trial) |")
-    lines.append("|---|---|---|")
+    rows = []
     for p in result.noise:
         shown = "unknown (too few trials)" if p.noise is None else f"±{p.noise * 100:.1f} %"
         if p.tiny and p.noise is not None:
             shown += " (below 50 ms: judged in seconds, not counted)"
-        lines.append(f"| {p.phase} | {p.n} | {shown} |")
+        rows.append([p.phase, p.n, shown])
+    lines += markdown.table(["phase", "trials", "noise (trial to trial)"], rows)
     lines.append("")
     if result.false_in_run:
         lines.append(

@@ -20,8 +20,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from explorer.analysis import report
+from explorer.analysis import markdown, report
 from explorer.analysis.judge import Samples, judge, replay_looks, samples
+from explorer.analysis.run_family import family_words, table_alpha, tables_for_servers
+from explorer.analysis.verdict import CLOCK_FLOOR_SECONDS as CLOCK
 from explorer.analysis.verdict import UNDECIDED, Verdict
 from explorer.models import Profile, RunRecord
 from explorer.text import printable
@@ -61,6 +63,9 @@ class ServerJudgement:
     rows: list[ServerRow] = field(default_factory=list)
     family_size: int = 0
     """Server comparisons corrected together (Holm)."""
+    tables: int = 1
+    """Tables of the run sharing its α: one per server and this one
+    (`explorer.analysis.run_family`)."""
     looks: list[int] = field(default_factory=list)
     """Measured rounds at which they were judged."""
     planned: list[int] = field(default_factory=list)
@@ -130,12 +135,15 @@ def judge_servers(runs: Sequence[RunRecord], threshold: float | None = None) -> 
                     out.only.append(f"{name} {phase} (only on {where})")
     out.family_size = len(cells)
     done = max((r for s in found for rs in s.rounds.values() for r in rs), default=0)
+    out.tables = tables_for_servers(len(runs))
     verdicts, out.planned, out.looks = replay_looks(
         cells,
         lambda c, point: (_upto(found[0], c[1:], point), _upto(found[c[0]], c[1:], point)),
         ref.profile,
         done,
         t,
+        {c: found[0].floors.get(c[2], found[c[0]].floors.get(c[2], CLOCK)) for c in cells},
+        alpha=table_alpha(out.tables),
     )
     for pos, name, phase in cells:
         out.rows.append(
@@ -271,11 +279,14 @@ def legend(judged: ServerJudgement) -> str:
     )
     t = f"{judged.threshold * 100:g} %"
     return (
-        f"verdict: the Hodges–Lehmann ratio server / {label(judged.runs[0])} [interval] of the "
-        f"same variant and phase, {family}{sequential}, so the table holds 95 %; faster or "
-        f"slower when the interval excludes 1 and the ratio is beyond ±{t}; same within ±{t} "
-        "when the whole interval lies inside it; undecided otherwise. The servers took turns "
-        "trial by trial, so the machine's drift fell on each alike."
+        "verdict: the Hodges–Lehmann ratio server / "
+        f"{markdown.cell(label(judged.runs[0]))} [interval] of the "
+        f"same variant and phase, {family}{sequential}: the words are controlled for the "
+        "whole table (any false faster/slower at most 5 %), and each interval is drawn at the "
+        f"level its comparison was tested at; faster or slower when the interval excludes 1 "
+        f"and the ratio is beyond ±{t}; same within ±{t} when the whole interval lies inside "
+        "it; undecided otherwise. The servers took turns trial by trial, so the machine's "
+        "drift fell on each alike." + family_words(judged.tables)
     )
 
 
@@ -283,47 +294,25 @@ def servers_markdown(judged: ServerJudgement) -> str:
     """The servers section: who ran, each variant's phase on each server, the verdicts."""
     ref = label(judged.runs[0])
     lines = [
-        f"## Each variant on each server, against {ref}",
+        f"## Each variant on each server, against {markdown.cell(ref)}",
         "",
         *server_lines(judged),
         "",
-        f"| variant | phase | server | n | median s | verdict (against {report.md_cell(ref)}) |",
-        "|---|---|---|---|---|---|",
     ]
+    rows: list[list[object]] = []
     shown: set[tuple[str, str]] = set()
     for row in judged.rows:
         key = (row.variant, row.phase)
-        cells = [report.md_cell(row.variant), report.md_cell(row.phase)]
         if key not in shown:
             shown.add(key)
-            lines.append(
-                "| "
-                + " | ".join(
-                    [
-                        *cells,
-                        report.md_cell(ref),
-                        str(len(row.ref_seconds)),
-                        _median(row.ref_seconds),
-                        "reference",
-                    ]
-                )
-                + " |"
-            )
-        lines.append(
-            "| "
-            + " | ".join(
-                [
-                    *cells,
-                    report.md_cell(row.server),
-                    str(len(row.seconds)),
-                    _median(row.seconds),
-                    report.md_cell(row.verdict.label()),
-                ]
-            )
-            + " |"
-        )
+            reference = [ref, len(row.ref_seconds), _median(row.ref_seconds), "reference"]
+            rows.append([row.variant, row.phase, *reference])
+        verdict = [len(row.seconds), _median(row.seconds), row.verdict.label()]
+        rows.append([row.variant, row.phase, row.server, *verdict])
     if not judged.rows:
-        lines.append("| — | — | — | 0 | | nothing measured on two servers |")
+        rows.append(["—", "—", "—", 0, "", "nothing measured on two servers"])
+    header = ["variant", "phase", "server", "n", "median s", f"verdict (against {ref})"]
+    lines += markdown.table(header, rows)
     lines += ["", legend(judged), ""]
     if judged.undecided:
         lines.append(
@@ -341,7 +330,7 @@ def to_markdown(runs: Sequence[RunRecord], threshold: float | None = None) -> st
     judged = judge_servers(runs, threshold)
     parts = []
     for r in judged.runs:
-        parts.append(f"# On {label(r)}\n\n" + report.to_markdown(r, threshold))
+        parts.append(f"# On {markdown.cell(label(r))}\n\n" + report.to_markdown(r, threshold))
     parts.append(servers_markdown(judged))
     return printable("\n".join(parts))
 

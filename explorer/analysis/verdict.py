@@ -27,12 +27,18 @@ Methods, and why these:
 - **Point estimate**: the Hodges–Lehmann ratio, exp of the median of the m·n pairwise log
   differences — the estimator the interval is built around, so the point always lies inside
   its interval. Medians, min and max stay in the tables as description.
-- **Tiny phases**: when a median is below `floor_seconds` (default 50 ms: timer and polling
-  resolution), a ratio is dominated by the error of the small number (an immediate COMMIT of
-  0.012 s makes a deferred one "420×"). Such phases get the Hodges–Lehmann difference in
-  seconds with the same Moses interval on raw seconds, judged against ± the floor when both
-  medians are below it, else against ± the threshold of the median above it (a 38 ms gain on
-  72 ms is a finding, not noise under the floor).
+- **Tiny phases**: a phase is judged as a ratio whenever both medians are above its timing
+  resolution (`floor_seconds`): 1 ms for phases pgwx times itself with a monotonic clock
+  (`CLOCK_FLOOR_SECONDS`), so 46 ms against 123 ms reads 0.37×; 50 ms for ends pgwx has to
+  poll for, such as pg_restore's COMMIT watched through pg_stat_activity
+  (`POLLED_FLOOR_SECONDS`; the judge picks it per phase). Below it a ratio is the error of
+  the small number (an immediate COMMIT of 0.012 s polled makes a deferred one "420×"): the
+  Hodges–Lehmann difference in seconds with the Moses interval on raw seconds, judged
+  against ± that resolution when both medians are below it (named in the word: ``same
+  within ±50 ms (polling resolution)``), else against ± the threshold of the median above
+  it. "same" is never said of a difference whose interval lies wholly beyond ± the threshold
+  of the baseline's median (14 ms against 5 ms): that is undecided — these trials cannot
+  tell at this resolution.
 
 Four words (`WORDS`), each meaning one thing:
 
@@ -46,8 +52,8 @@ Four words (`WORDS`), each meaning one thing:
 
 Trial order and warm-up: `balanced_order` gives A B C, C B A, A B C, … so slow drift of the
 machine (page cache, checkpoints, thermal) falls evenly on all variants. A warm-up trial is
-handled by the caller, not by `compare`: pass only the measured trials. `drift` checks the
-baseline's trials in run order for a trend.
+handled by the caller, not by `compare`: pass only the measured trials. Drift over the run is
+`explorer.analysis.drift`'s.
 """
 
 from __future__ import annotations
@@ -72,8 +78,16 @@ approximation is already accurate to the digits shown."""
 DEFAULT_THRESHOLD = 0.03
 """Relative change below which a difference is called noise (3 %)."""
 
-DEFAULT_FLOOR_SECONDS = 0.05
-"""Medians below this many seconds get an absolute difference instead of a ratio."""
+CLOCK_FLOOR_SECONDS = 0.001
+"""Resolution of a phase pgwx times itself (a monotonic clock, microseconds, plus the
+round trip's jitter): below 1 ms on both sides a ratio is the error of the small number."""
+
+POLLED_FLOOR_SECONDS = 0.05
+"""Resolution of a phase whose end pgwx has to poll for (pg_restore's COMMIT watched through
+pg_stat_activity): ±50 ms, the band such phases are judged against in seconds."""
+
+DEFAULT_FLOOR_SECONDS = CLOCK_FLOOR_SECONDS
+"""Medians below this many seconds on both sides get an absolute difference, not a ratio."""
 
 DEFAULT_MIN_N = 5
 """Fewer trials than this on either side: `too few runs`."""
@@ -150,6 +164,9 @@ class Verdict(BaseModel):
     """The measured round at which the word was settled (auto repeats); None otherwise."""
     word: str
     """One of `WORDS`, or `NO_BASELINE`."""
+    baseline_pending: bool = False
+    """With `NO_BASELINE` during a run: the baseline has no measured trial yet (it will), so
+    the label says ``no baseline trial yet`` rather than that it lacks the phase."""
 
     @property
     def decided(self) -> bool:
@@ -170,7 +187,11 @@ class Verdict(BaseModel):
         """``same within ±3 %`` (or ``±50 ms`` below the floor)."""
         if self.below_floor is not None:
             f = self.floor_seconds if self.margin_seconds is None else self.margin_seconds
-            return f"same within ±{f * 1000:.3g} ms" if f < 1 else f"same within ±{f:.3g} s"
+            band = f"±{f * 1000:.3g} ms" if f < 1 else f"±{f:.3g} s"
+            if self.below_floor == "both":
+                why = "polling" if self.floor_seconds >= POLLED_FLOOR_SECONDS else "clock"
+                return f"same within {band} ({why} resolution)"
+            return f"same within {band}"
         return f"same within ±{self.threshold * 100:g} %"
 
     def word_text(self) -> str:
@@ -180,14 +201,18 @@ class Verdict(BaseModel):
     def label(self) -> str:
         """The short text for a table cell, e.g. ``0.54× [0.50–0.58] faster``."""
         if self.word == NO_BASELINE:
-            return self.word
+            return "no baseline trial yet" if self.baseline_pending else self.word
         if self.too_few:
             return f"undecided, too few runs (n={min(self.n_baseline, self.n_candidate)})"
         if self.below_floor is not None:
             if self.difference_seconds is None:
                 return self.word_text()
+            if self.word == SAME and self.below_floor == "both":
+                # The band names its resolution already.
+                return f"{_seconds(self.difference_seconds)} {self.word_text()}"
             tail = {"baseline": "tiny baseline", "candidate": "tiny candidate"}.get(
-                self.below_floor, "tiny phase"
+                self.below_floor,
+                "polled end" if self.floor_seconds >= POLLED_FLOOR_SECONDS else "below 1 ms",
             )
             return f"{_seconds(self.difference_seconds)} {self.word_text()} ({tail})"
         if self.ratio is None:
@@ -211,7 +236,9 @@ class Verdict(BaseModel):
         if self.word == NO_BASELINE or self.too_few:
             return self.label()
         point = self.point_text()
-        return f"{point} {self.word}" if point else self.word
+        # "same" always with its band, even where the interval is left out.
+        word = self.word_text()
+        return f"{point} {word}" if point else word
 
     def __str__(self) -> str:
         return self.label()
@@ -239,14 +266,15 @@ def bound_text(x: float) -> str:
 
 
 def _seconds(d: float) -> str:
+    """A difference with one sign `−` and one unit below a second (ms), seconds above."""
     sign = "+" if d >= 0 else "−"
     a = abs(d)
     if a >= 10:
         return f"{sign}{a:.1f} s"
-    if a >= 0.1:
+    if a >= 1:
         return f"{sign}{a:.2f} s"
     if a >= 0.01:
-        return f"{sign}{a:.3f} s"
+        return f"{sign}{a * 1000:.0f} ms"
     return f"{sign}{a * 1000:.1f} ms"
 
 
@@ -466,6 +494,10 @@ def compare(
         if interval is not None:
             common.update(diff_ci_low=interval[0], diff_ci_high=interval[1])
         word = word_for(shift, interval, 0.0, margin)
+        if word == SAME and interval is not None and _beyond_in_ratio(interval, med_b, threshold):
+            # Inside the resolution band, yet 14 ms against 5 ms: not "same" — these trials
+            # cannot tell at this resolution.
+            word = UNDECIDED
         return Verdict(**common, word=word)  # type: ignore[arg-type]
     log_shift, log_ci = shift_estimate(
         [math.log(x) for x in b], [math.log(x) for x in c], confidence
@@ -476,6 +508,14 @@ def compare(
     if ci is not None:
         common.update(ci_low=ci[0], ci_high=ci[1])
     return Verdict(**common, word=word_for(ratio, ci, 1.0, threshold))  # type: ignore[arg-type]
+
+
+def _beyond_in_ratio(interval: tuple[float, float], baseline: float, threshold: float) -> bool:
+    """The difference interval lies wholly beyond ± threshold of the baseline's median."""
+    if baseline <= 0:
+        return False
+    lo, hi = interval
+    return lo > threshold * baseline or hi < -threshold * baseline
 
 
 # --------------------------------------------------------------------------- helpers
@@ -489,23 +529,6 @@ def total(values: Iterable[float | None]) -> float | None:
             return None
         out += v
     return out
-
-
-def drift(baseline_in_run_order: Sequence[float], threshold: float = DEFAULT_THRESHOLD) -> bool:
-    """True when the baseline's first and last thirds have medians further apart than threshold.
-
-    The relative change is last / first − 1. Fewer than 3 trials, or a first third with a
-    non-positive median, cannot show drift and give False.
-    """
-    n = len(baseline_in_run_order)
-    third = n // 3
-    if third == 0:
-        return False
-    first = statistics.median(baseline_in_run_order[:third])
-    last = statistics.median(baseline_in_run_order[n - third :])
-    if first <= 0:
-        return False
-    return abs(last / first - 1) > threshold
 
 
 def balanced_order(variants: list[T], rounds: int) -> list[tuple[T, int]]:

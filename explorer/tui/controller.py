@@ -32,7 +32,7 @@ from explorer.errors import PgwxError
 from explorer.lab.run.axis import named_once, resolve_servers, run_on_servers
 from explorer.lab.run.request import RunRequest
 from explorer.lab.run.session import Session
-from explorer.lab.run.settings import JournalUnreadable
+from explorer.lab.safety.settings import JournalUnreadable
 from explorer.lab.store.replay import Player, ReplaySource
 from explorer.lab.view.runstate import RunView
 from explorer.models import (

@@ -66,6 +66,15 @@ CELLS = {
     "µ": "u",
     "Δ": "d",
     "⏎": "<",
+    "›": ">",
+    "‹": "<",
+    "−": "-",
+    "±": "~",
+    "≤": "<",
+    "≥": ">",
+    "⚠": "!",
+    "⚑": "!",
+    "α": "a",
 }
 """One character for one: what the line filter (and `glyph`) draws instead."""
 

@@ -23,7 +23,10 @@ ENDS = Binding.Group("start/end", compact=True)
 PANES = ("knobs", "duration", "activity", "results")
 """Pane ids, which are also the tab ids on narrow terminals (tab-<id>); keys 1-4."""
 PANE_FOCUS = {
-    "knobs": "Go to the knobs and focus the workload choice (↑ ↓ then Enter to change one)",
+    "knobs": (
+        "Go to the knobs and focus the workload choice: ↑ ↓ (or Tab) move between knobs, "
+        "Enter opens one, Esc closes it"
+    ),
     "duration": "Go to the duration bars (or the end card: Enter opens the table)",
     "activity": "Go to the server activity chart (i, w, l change it)",
     "results": (

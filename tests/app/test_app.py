@@ -31,6 +31,8 @@ async def test_lz4_is_disabled_with_its_reason(pg18: Target, store: ResultStore)
     async with lab_app(pg18, store).run_test(size=(120, 36)) as pilot:
         lab = await connected(pilot)
         panel = lab.knob_panel
+        panel.choose_profile("toast-compression")  # a load with a toastable column
+        await pilot.pause()
         toast = panel.select("toast")
         assert "not built" in toast.unavailable[Toast.LZ4]
         # shown, not hidden: the choice is in the list, disabled, and explained twice

@@ -44,6 +44,8 @@ async def test_the_toast_knob_says_where_lz4_is(pg18: Target, store: ResultStore
     async with app.run_test(size=(120, 36)) as pilot:
         await opened(pilot)
         panel = app.lab.knob_panel
+        panel.choose_profile("toast-compression")  # a load with a toastable column
+        await pilot.pause()
         toast = panel.select("toast")
         why = toast.unavailable[Toast.LZ4]
         # Debian's 15, or the pip 17 of the lz4 extra where it is installed (newest first)

@@ -9,6 +9,7 @@ import platform
 import re
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -34,8 +35,10 @@ def test_version_names_pgwx_python_and_the_bundled_postgresql(tmp_path: Path) ->
     done = pgwx(tmp_path, "--version")
     assert done.returncode == 0, done.stderr
     line = done.stdout.strip()
+    project = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())
+    version = re.escape(project["project"]["version"])  # as installed from pyproject.toml
     assert re.fullmatch(
-        rf"pgwx \S+ \(Python {re.escape(platform.python_version())}, "
+        rf"pgwx {version} \(Python {re.escape(platform.python_version())}, "
         r"bundled PostgreSQL 18\.\d+\)",
         line,
     ), line

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from explorer.lab.run.settings import Journal, JournalUnreadable
+from explorer.lab.safety.settings import Journal, JournalUnreadable
 from explorer.server.capabilities import probe
 from explorer.server.connect import Target
 from explorer.server.embedded import LocalServer

@@ -17,7 +17,7 @@ from explorer import cli
 from explorer.server.connect import Target
 
 SCHEMA = json.loads(
-    (Path(cli.__file__).parent / "schemas" / "run-v1.schema.json").read_text(encoding="utf-8")
+    (Path(cli.__file__).parents[1] / "schemas" / "run-v1.schema.json").read_text(encoding="utf-8")
 )
 SMALL = ["--scale", "0.002", "--warmup", "0", "--settle", "0", "--no-sample"]
 

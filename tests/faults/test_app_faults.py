@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from explorer.lab.run.settings import Journal
+from explorer.lab.safety.settings import Journal
 from explorer.lab.store.results import ResultStore
 from explorer.server.capabilities import probe
 from explorer.server.connect import Target

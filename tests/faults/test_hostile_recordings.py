@@ -144,6 +144,29 @@ def test_two_million_events_are_refused_before_any_is_kept(tmp_path: Path, cli: 
     assert peak < 200 << 20, f"peak {peak >> 20} MiB"
 
 
+def test_a_recording_inflating_past_its_ceiling_is_refused_before_any_event_is_read(
+    tmp_path: Path, cli: Cli
+) -> None:
+    """Lines and events each within their ceilings, 2.3 GiB in all: the inflated bytes are
+    counted, and the file refused on them (issue 40, promise 6). The lines are no events pgwx
+    knows, so a reader that did not count would go on to decode them and fail on another
+    sentence, after reading everything once, instead of holding gigabytes of events."""
+    head, _events = shipped()
+    first = json.dumps(head, separators=(",", ":"))[:-1].encode() + EVENTS_KEY + b"\n"
+    line = b'{"at":1.0,"kind":"nonesuch","message":"' + b"x" * 1_000_000 + b'"},\n'
+    member = gzip.compress(line * 64, compresslevel=9, mtime=0)  # 64 MB, a few kB packed
+    big = tmp_path / "big.pgwx"
+    with big.open("wb") as out:  # gzip members one after the other read as one stream
+        out.write(gzip.compress(first, mtime=0))
+        for _ in range(36):
+            out.write(member)
+        out.write(gzip.compress(b'{"at":1.0,"kind":"notice","message":"x"}\n]}\n', mtime=0))
+    assert big.stat().st_size < 5 << 20
+    _seconds, peak, proc = measured(tmp_path, "import", str(big))
+    assert_one_sentence(proc, tmp_path, "inflates to more than 2.0 GiB")
+    assert peak < 200 << 20, f"peak {peak >> 20} MiB"
+
+
 # --------------------------------------------------------------------------- crafted values
 
 

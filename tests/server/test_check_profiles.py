@@ -112,8 +112,23 @@ def test_missing_prepare_file_is_a_problem(tmp_path: Path) -> None:
     report = check_file(path)
     assert report.problems == [
         f"{path}:{line_of(text, 'nope.csv')}: field params.prepare.file: "
-        f"no file {tmp_path / 'nope.csv'}."
+        f"{tmp_path / 'nope.csv'} does not exist."
     ]
+
+
+def test_a_prepare_fifo_is_named_as_such_not_missing(tmp_path: Path) -> None:
+    """Issue 33: a FIFO was reported as a file that "does not exist"."""
+    import os
+
+    os.mkfifo(tmp_path / "pipe.csv")
+    text = GOOD.replace(
+        '[[params.phases]]\nname = "fill"',
+        '[params.prepare]\nfile = "pipe.csv"\n\n[[params.phases]]\nname = "fill"',
+        1,
+    )
+    report = check_file(write(tmp_path, text))
+    assert len(report.problems) == 1
+    assert report.problems[0].endswith(f"{tmp_path / 'pipe.csv'} is not a regular file (a FIFO).")
 
 
 async def _server_check(target: Target, path: Path) -> CheckReport:

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from explorer.lab.measure.probe import QUIESCE_TIMEOUT
-from explorer.lab.run.owner import ServerBusy
 from explorer.lab.run.runner import Runner, RunOptions
 from explorer.lab.run.session import recover
+from explorer.lab.safety.owner import ServerBusy
 from explorer.lab.scope import create_marked_schema, schema_for
 from explorer.lab.store.results import ResultStore
 from explorer.models import Event, Knobs, PhaseEnded, PhaseStarted, Profile, TrialEnded, Variant

@@ -26,9 +26,9 @@ import pytest
 
 from explorer.lab.profiles.catalog import ProfileError, find_profile
 from explorer.lab.profiles.check import check_file, check_on_server
-from explorer.lab.run.fence import build_fence, tear_down
 from explorer.lab.run.runner import Runner, RunOptions
 from explorer.lab.run.session import recover
+from explorer.lab.safety.fence import build_fence, tear_down
 from explorer.lab.scope import create_marked_schema
 from explorer.lab.workloads import build_workload
 from explorer.lab.workloads.sql_spec import SqlParams

@@ -18,7 +18,7 @@ import pytest
 from explorer.analysis.report import render
 from explorer.lab.run.runner import Runner, RunOptions
 from explorer.lab.run.session import recover, resolve_target
-from explorer.lab.run.settings import Journal
+from explorer.lab.safety.settings import Journal
 from explorer.lab.store.results import ResultStore
 from explorer.models import Event, Knobs, Notice, TrialEnded, TrialStarted, Variant
 from explorer.server.capabilities import probe

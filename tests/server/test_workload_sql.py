@@ -10,11 +10,14 @@ import pytest
 
 from explorer.analysis.report import render
 from explorer.lab.profiles.catalog import load_profile
+from explorer.lab.run.runner import Runner, RunOptions
+from explorer.lab.store.results import ResultStore
 from explorer.lab.workloads.sql_spec import SqlParams, split_statements, substitute
 from explorer.models import Knobs, PhaseStarted, Profile, RunRecord, Variant
 from explorer.server.connect import Target
 from tests.support.paths import EXAMPLES
 from tests.support.runs import RunProfile
+from tests.support.server import admin_sql
 
 
 def sql_profile(params: dict[str, Any], variants: list[Variant], name: str = "own") -> Profile:
@@ -527,3 +530,52 @@ async def test_new_profile_template_runs(
             ("delete", 100),
         ]
         assert trial.phases[-1].detail["verify"] == "rows=900"
+
+
+@pytest.fixture
+async def trusted_user(pg18: Target) -> Any:
+    """The server as a user that may create schemas but not roles, and may write a table
+    `public.t_same` (named like the profile's table) that is the user's own data."""
+    await admin_sql(
+        pg18,
+        "DROP TABLE IF EXISTS public.t_same",
+        "DROP ROLE IF EXISTS pgwx_t_trusted",
+        "CREATE ROLE pgwx_t_trusted LOGIN",
+        "GRANT CREATE ON DATABASE postgres TO pgwx_t_trusted",
+        "CREATE TABLE public.t_same (a int)",
+        "GRANT ALL ON public.t_same TO pgwx_t_trusted",
+        "GRANT USAGE ON SCHEMA public TO pgwx_t_trusted",
+    )
+    try:
+        yield Target(bundled=pg18.bundled, overrides={"user": "pgwx_t_trusted"})
+    finally:
+        await admin_sql(
+            pg18,
+            "DROP TABLE public.t_same",
+            "REVOKE CREATE ON DATABASE postgres FROM pgwx_t_trusted",
+            "REVOKE USAGE ON SCHEMA public FROM pgwx_t_trusted",
+            "DROP OWNED BY pgwx_t_trusted CASCADE",
+            "DROP ROLE pgwx_t_trusted",
+        )
+
+
+async def test_unqualified_names_resolve_in_the_runs_schema_with_trust_sql(
+    trusted_user: Target, store: ResultStore
+) -> None:
+    """Unfenced (--trust-sql: pgwx's own user, whose search_path starts with public), a phase's
+    unqualified `t_same` is still the run's table, never the user's same-named one (issue 40,
+    promise 2): each trial's session sets the run's schema as its search path."""
+    params = {
+        "tables": [{"name": "t_same", "columns": "a int"}],
+        "phases": [{"name": "load", "sql": "INSERT INTO t_same SELECT generate_series(1, 5)"}],
+        "verify": "SELECT count(*) AS n FROM t_same",
+    }
+    profile = sql_profile(params, [Variant(name="a")])
+    events: list[Any] = []
+    options = RunOptions(sample=False, settle_seconds=0, warmup=0, trust_sql=True)
+    record = await Runner(trusted_user, profile, store, options).run(events.append)
+    assert any("--trust-sql: the profile's SQL runs unfenced" in str(e) for e in events)
+    trial = trials(record)["a"]
+    assert trial.status == "ok", trial.reason
+    assert trial.phases[0].rows == 5 and trial.phases[-1].detail["verify"] == "n=5"
+    assert await fetch(trusted_user, "SELECT count(*) FROM public.t_same") == 0

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import asyncpg
 
-from explorer.lab.run.settings import Journal
+from explorer.lab.safety.settings import Journal
 from explorer.lab.scope import create_marked_schema
 from explorer.paths import state_dir
 from explorer.server.capabilities import probe

@@ -11,7 +11,7 @@ from typing import Any
 
 import asyncpg
 
-from explorer.lab.run.journal import Journal
+from explorer.lab.safety.journal import Journal
 from explorer.server.connect import Target
 from explorer.server.embedded import LocalServer
 from tests.support.faults import FaultServer, finish, profile_toml, start_pgwx, wait_until

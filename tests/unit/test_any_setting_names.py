@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from explorer.lab.profiles.catalog import ProfileError, load_profile
-from explorer.lab.run.journal import entry_problem
+from explorer.lab.safety.journal import entry_problem
 from explorer.models import GucInfo, Knobs, Variant
 from explorer.server.gucs import canonical, check_value, same_setting
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from explorer.lab.run.journal import Journal, JournalUnreadable, JournalUnusable
+from explorer.lab.safety.journal import Journal, JournalUnreadable, JournalUnusable
 
 
 def test_a_state_dir_under_a_file_is_named_not_taken_for_changed_settings(tmp_path: Path) -> None:

@@ -23,7 +23,7 @@ from explorer.lab.run.turns import Turnstile
 from explorer.models import Profile, RunRecord, ServerAxis, Variant
 
 SCHEMA = json.loads(
-    (Path(cli.__file__).parent / "schemas" / "run-v1.schema.json").read_text(encoding="utf-8")
+    (Path(cli.__file__).parents[1] / "schemas" / "run-v1.schema.json").read_text(encoding="utf-8")
 )
 
 # --------------------------------------------------------------------------- turns

@@ -116,3 +116,42 @@ def test_a_test_that_will_not_end_takes_the_process_down_with_its_stacks(
     # the session was ended there: no summary, and the next test never ran
     assert not re.search(r"=+ .*\b(passed|failed)\b.* in [\d.]+s", out), out
     assert took < 60, took
+
+
+SHARED = """
+import time
+
+import pytest
+
+
+@pytest.fixture
+def slow_setup():
+    time.sleep(1.5)
+
+
+@pytest.mark.time_limit(2)
+def test_setup_and_call_past_the_limit_together(slow_setup):
+    time.sleep(1.5)
+
+
+@pytest.mark.time_limit(8)
+def test_setup_and_call_within_the_limit_together(slow_setup):
+    time.sleep(1.5)
+"""
+
+
+def test_a_tests_setup_and_call_share_one_limit(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """1.5 s of setup and 1.5 s of call, each under a 2 s limit but not together: the call is
+    ended at what is left of the limit (issue 40, promise 11)."""
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))
+    pytester.makeconftest('pytest_plugins = ["tests.support.timeouts"]\n')
+    pytester.makepyfile(test_shared=SHARED)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", timeout=120)
+    out = result.stdout.str() + result.stderr.str()
+    result.assert_outcomes(failed=1, passed=1)
+    assert (
+        "test_shared.py::test_setup_and_call_past_the_limit_together ran past its time limit "
+        "of 2 s (call)" in out
+    ), out

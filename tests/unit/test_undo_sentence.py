@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from explorer.lab.run.undo import Undo, restore_command
+from explorer.lab.safety.undo import Undo, restore_command
 from explorer.server.connect import Target
 from explorer.server.embedded import LocalServer
 

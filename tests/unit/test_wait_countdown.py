@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from explorer.lab.run.guard import wait_for_server
+from explorer.lab.safety.guard import wait_for_server
 from explorer.server.connect import ConnectError, Target
 
 

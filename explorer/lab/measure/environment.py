@@ -15,13 +15,13 @@ from __future__ import annotations
 import os
 import platform
 import time
-from importlib import metadata
 from pathlib import Path
 
 import asyncpg
 
 from explorer.models import Capabilities, CpuLoad, Environment
 from explorer.server.connect import ConnectError, Target
+from explorer.version import pgwx_version
 
 ENV_SETTINGS = (
     "shared_buffers",
@@ -53,14 +53,6 @@ LOCAL_HOSTS = {"localhost", "127.0.0.1", "::1"}
 
 PROC = Path("/proc")
 """Where /proc/stat and /proc/loadavg are read (a test may point it elsewhere)."""
-
-
-def pgwx_version() -> str:
-    """The installed package's version, or 'unknown' when run from a bare checkout."""
-    try:
-        return metadata.version("pgwx")
-    except metadata.PackageNotFoundError:
-        return "unknown"
 
 
 def cpu_model() -> str | None:

@@ -47,6 +47,11 @@ def unavailable_reason(
     Returns:
         One sentence naming what is missing (and what to do), or None.
     """
+    if workload is not None:
+        # A knob the workload does not follow first: what the server lacks would not matter.
+        unfollowed = workload.unfollowed_reason(knobs)
+        if unfollowed is not None:
+            return unfollowed
     fenced = workload is not None and workload.runs_user_sql
     why = _server_reason(knobs, caps, allow_risky=allow_risky, fenced=fenced)
     if why is None and workload is not None:

@@ -20,6 +20,7 @@ from typing import Any
 import asyncpg
 from pydantic import BaseModel, ValidationError
 
+from explorer.files import input_problem
 from explorer.lab.profiles.availability import unavailable_reason
 from explorer.lab.profiles.catalog import ProfileError, load_profile
 from explorer.lab.profiles.tomlines import locate
@@ -120,9 +121,10 @@ def check_file(path: Path) -> CheckReport:
         report.problems.append(str(exc))
         return report
     prepare = report.profile.params.get("prepare") or {}
-    if isinstance(prepare.get("file"), str) and not Path(prepare["file"]).is_file():
+    problem = input_problem(Path(prepare["file"])) if isinstance(prepare.get("file"), str) else None
+    if problem is not None:
         loc = ("params", "prepare", "file")
-        report.problems.append(_sentence(path, text, loc, f"no file {prepare['file']}"))
+        report.problems.append(_sentence(path, text, loc, f"{prepare['file']} {problem}"))
     return report
 
 

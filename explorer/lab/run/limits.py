@@ -15,7 +15,6 @@ from dataclasses import dataclass
 
 from explorer.analysis.units import human_bytes
 from explorer.errors import UsageError
-from explorer.lab.workloads import build_workload
 from explorer.models import Profile
 
 MAX_REPEATS = 100
@@ -104,6 +103,9 @@ def check_sizes(
         raise UsageError(
             f"--settle must be between 0 and {MAX_SETTLE_SECONDS:g} seconds (got {settle:g})."
         )
+    # the workloads load the driver: imported here, so the parser's use of the bounds stays light
+    from explorer.lab.workloads import build_workload
+
     try:
         rows, size = build_workload(profile, scale).params.estimate()
     except OverflowError:

@@ -32,8 +32,11 @@ from explorer.lab.measure.probe import PhaseProbe
 from explorer.lab.measure.sampler import Sampler, SamplerNotice, TrialSampler
 from explorer.lab.profiles.anysetting import learn_settings, split
 from explorer.lab.profiles.availability import unavailable_reason
-from explorer.lab.run.fence import Fence, FenceUnavailable, build_fence, tear_down
-from explorer.lab.run.guard import (
+from explorer.lab.run.request import RunOptions, select_variants
+from explorer.lab.run.scratch import scratch_dir
+from explorer.lab.run.turns import Turnstile
+from explorer.lab.safety.fence import Fence, FenceUnavailable, build_fence, tear_down
+from explorer.lab.safety.guard import (
     SERVER_RETURN_WAIT,
     drop_schema,
     log_size,
@@ -44,19 +47,21 @@ from explorer.lab.run.guard import (
     server_log_panic,
     wait_for_server,
 )
-from explorer.lab.run.leftovers import auto_conf_path, foreign_notice, off_defaults, still_in_force
-from explorer.lab.run.owner import RunOwner
-from explorer.lab.run.request import RunOptions, select_variants
-from explorer.lab.run.scratch import scratch_dir
-from explorer.lab.run.settings import (
+from explorer.lab.safety.leftovers import (
+    auto_conf_path,
+    foreign_notice,
+    off_defaults,
+    still_in_force,
+)
+from explorer.lab.safety.owner import RunOwner
+from explorer.lab.safety.settings import (
     Journal,
     JournalUnreadable,
     ServerCannotStart,
     ServerSettings,
     settings_in_force,
 )
-from explorer.lab.run.turns import Turnstile
-from explorer.lab.run.undo import Undo, data_dir_option
+from explorer.lab.safety.undo import Undo, data_dir_option
 from explorer.lab.scope import (
     create_marked_schema,
     foreign_schema,

@@ -18,11 +18,11 @@ from pathlib import Path
 import asyncpg
 
 from explorer.errors import PgwxError
-from explorer.lab.run.fence import drop_dead_roles
-from explorer.lab.run.guard import drop_schema, end_orphans
-from explorer.lab.run.journal import UNSAFE_IF_LOST, Journal, JournalUnreadable, shown_name
-from explorer.lab.run.leftovers import repair_journaled
-from explorer.lab.run.owner import (
+from explorer.lab.safety.fence import drop_dead_roles
+from explorer.lab.safety.guard import drop_schema, end_orphans
+from explorer.lab.safety.journal import UNSAFE_IF_LOST, Journal, JournalUnreadable, shown_name
+from explorer.lab.safety.leftovers import repair_journaled
+from explorer.lab.safety.owner import (
     LOCK_CLASS,
     SETTINGS_KEY,
     ServerBusy,
@@ -31,8 +31,8 @@ from explorer.lab.run.owner import (
     run_key,
     settings_holder,
 )
-from explorer.lab.run.settings import ServerSettings
-from explorer.lab.run.undo import Undo, auto_conf_of, data_dir_option
+from explorer.lab.safety.settings import ServerSettings
+from explorer.lab.safety.undo import Undo, auto_conf_of, data_dir_option
 from explorer.lab.scope import SCHEMA, marked_schema_run
 from explorer.lab.store.results import ResultStore
 from explorer.models import Capabilities

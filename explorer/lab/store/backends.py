@@ -20,11 +20,12 @@ import sqlite3
 import threading
 from collections.abc import Coroutine, Iterable, Sequence
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
-
-import asyncpg
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from explorer.errors import PgwxError
+
+if TYPE_CHECKING:  # the driver is loaded only for a PostgreSQL store (`pgwx report` on
+    import asyncpg  # the local SQLite file loads none)
 
 T = TypeVar("T")
 
@@ -228,8 +229,16 @@ class PostgresBackend:
     trial_status = "t.result->>'status'"
 
     def __init__(self, url: str) -> None:
+        import asyncpg
+
         from explorer.server.connect import ConnectError, Target
 
+        self._failures: tuple[type[Exception], ...] = (
+            asyncpg.PostgresError,
+            asyncpg.InterfaceError,
+            OSError,
+        )
+        """What the driver raises when the store's server fails (said as one sentence)."""
         self._target = Target(dsn=url)
         self.location = self._target.label()
         self._loop = asyncio.new_event_loop()
@@ -252,7 +261,7 @@ class PostgresBackend:
     def _call(self, coro: Coroutine[Any, Any, T]) -> T:
         try:
             return self._wait(coro)
-        except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError) as exc:
+        except self._failures as exc:
             from explorer.server.conninfo import mask_secrets
 
             text = mask_secrets(str(exc)).strip().splitlines()
@@ -320,7 +329,7 @@ class PostgresBackend:
         if not self._conn.is_closed():
             try:
                 self._wait(self._conn.close(timeout=5))
-            except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError, TimeoutError):
+            except self._failures:  # a TimeoutError is an OSError
                 self._conn.terminate()
         self._stop_loop()
 

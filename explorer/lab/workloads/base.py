@@ -117,7 +117,7 @@ class TrialContext:
     """Settings every workload session starts with, client tools' too (through PGOPTIONS):
     the connection check and statement_timeout that keep it from outliving pgwx."""
     fenced: bool = False
-    """`target` logs in as the run's fenced role (see explorer.lab.run.fence): the server
+    """`target` logs in as the run's fenced role (see explorer.lab.safety.fence): the server
     itself keeps the profile's SQL inside the run's schema."""
 
     @property
@@ -402,6 +402,14 @@ def pgoptions_with(settings: dict[str, str], existing: str | None = None) -> str
     return f"{existing} {opts}".strip() if existing else opts
 
 
+UNFOLLOWED = {
+    "table_kind": "no table whose kind it sets",
+    "fk": "no foreign key",
+    "toast": "no toastable column",
+}
+"""What a workload lacks when it does not follow a table knob, for the sentence."""
+
+
 class Workload(ABC, Generic[P]):
     """One kind of load. Subclasses live one per module in `explorer.lab.workloads`.
 
@@ -432,8 +440,24 @@ class Workload(ABC, Generic[P]):
             )
         return self.source
 
+    follows: ClassVar[frozenset[str]] = frozenset({"table_kind"})
+    """The table knobs (`table_kind`, `fk`, `toast`) this workload's tables follow: a variant
+    setting another one would run the same load under a name that says otherwise."""
+
+    def unfollowed_reason(self, knobs: Knobs) -> str | None:
+        """Why a table knob this variant sets changes nothing in this workload, or None."""
+        for name in ("table_kind", "fk", "toast"):
+            if name in self.follows or getattr(knobs, name) == Knobs.model_fields[name].default:
+                continue
+            lacks = UNFOLLOWED[name]
+            return f"the {self.kind} workload has {lacks}, so the {name} knob changes nothing"
+        return None
+
     def unavailable_reason(self, knobs: Knobs, caps: Capabilities) -> str | None:
         """Why this workload cannot run these knobs on this server (beyond the generic checks)."""
+        unfollowed = self.unfollowed_reason(knobs)
+        if unfollowed is not None:
+            return unfollowed
         if self.uses_other_sessions and knobs.table_kind is TableKind.TEMPORARY:
             return (
                 "TEMPORARY tables live in one session, and this workload loads through "

@@ -375,6 +375,7 @@ class RestoreWorkload(Workload[RestoreParams]):
     """pg_restore --data-only --single-transaction into a child whose FK follows the variant."""
 
     kind = "restore"
+    follows = frozenset({"fk"})
     title = "Data-only pg_restore with the FK immediate, deferred, after the load, or none"
     params_model = RestoreParams
     uses_other_sessions = True

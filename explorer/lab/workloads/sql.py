@@ -22,6 +22,8 @@ from typing import Any
 
 import asyncpg
 
+from explorer.analysis.mechanism import fold_late
+from explorer.files import input_problem
 from explorer.lab.scope import create_table_sql, fk_clause, schema, table_name, toast_sql, work_app
 from explorer.lab.workloads.base import Params, TrialContext, Workload, WorkloadError
 from explorer.lab.workloads.file_extension import parse_pgbench, pgbench_conninfo
@@ -80,6 +82,7 @@ class SqlWorkload(Workload):
     """Tables, data and timed SQL / COPY / pgbench phases described by the profile itself."""
 
     kind = "sql"
+    follows = frozenset({"table_kind", "fk", "toast"})  # per declared table: see below
     title = "Your own tables and SQL, under the same knobs"
     params_model = SqlParams
     runs_user_sql = True
@@ -302,13 +305,14 @@ class SqlWorkload(Workload):
             return
         if prep.file is not None:
             self._data = Path(prep.file)
-            if not self._data.is_file():
-                raise WorkloadError(f"the prepare file {prep.file} does not exist")
+            problem = input_problem(self._data)
+            if problem is not None:
+                raise WorkloadError(f"the prepare file {prep.file} {problem}")
             return
         query = self.prepare_query()
         assert query is not None
         path = workdir / PREPARED
-        # `target` logs in as the run's read role (see explorer.lab.run.fence): the query is
+        # `target` logs in as the run's read role (see explorer.lab.safety.fence): the query is
         # one statement in a READ ONLY transaction, and its rows are written by pgwx.
         conn = await target.connect("prepare")
         try:
@@ -378,6 +382,12 @@ class SqlWorkload(Workload):
             if phase.commit_apart:
                 async with ctx.phase(f"{phase.name}-commit"):
                     await self._run(db, f"{phase.name}-commit", "COMMIT")
+                work, commit = ctx.phases[-2], ctx.phases[-1]
+                if work.mechanism is not None and commit.mechanism is not None:
+                    # The backend publishes its pg_stat_io and FPI counts when the
+                    # transaction ends: they are the statement's work, not the COMMIT's, so
+                    # they go on its row and the COMMIT's row says "work in <phase>".
+                    fold_late(work.mechanism, commit.mechanism, work.name)
 
     async def _pgbench(self, ctx: TrialContext, phase: PhaseSpec, names: dict[str, str]) -> None:
         script = ctx.workdir / f"pgbench-{phase.name}.sql"

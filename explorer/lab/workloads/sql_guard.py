@@ -1,7 +1,7 @@
 """An early, friendly look at a profile's SQL before any of it runs; not the fence.
 
 What keeps the SQL inside the run's schema is the server: it runs as a role that may do
-nothing else (explorer.lab.run.fence). This module only turns the plain cases into one clear
+nothing else (explorer.lab.safety.fence). This module only turns the plain cases into one clear
 sentence that names the field, before a trial starts and in `pgwx check`:
 
 - statements no profile needs and the fence refuses anyway (ALTER SYSTEM, CREATE ROLE or

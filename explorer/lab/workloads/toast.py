@@ -92,6 +92,7 @@ class ToastWorkload(Workload[ToastParams]):
     """COPY 16 KB compressible texts into a pglz / lz4 / EXTERNAL column, then read them all."""
 
     kind = "toast"
+    follows = frozenset({"table_kind", "toast"})
     title = "TOAST: pglz vs lz4 vs EXTERNAL — insert time, size, a read that detoasts"
     params_model = ToastParams
     table = TABLE

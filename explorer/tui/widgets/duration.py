@@ -63,8 +63,23 @@ def interval_seconds(row: SummaryRow) -> tuple[float, float] | None:
     if v.ci_low is not None and v.ci_high is not None:
         return v.ci_low * v.median_baseline, v.ci_high * v.median_baseline
     if v.diff_ci_low is not None and v.diff_ci_high is not None:
-        return v.median_baseline + v.diff_ci_low, v.median_baseline + v.diff_ci_high
+        # A duration is never below zero: a difference's interval reaching below is clipped
+        # (the header says so), not printed as `4 ms [-4–7]`.
+        lo = max(0.0, v.median_baseline + v.diff_ci_low)
+        return lo, max(lo, v.median_baseline + v.diff_ci_high)
     return None
+
+
+def clipped(row: SummaryRow) -> bool:
+    """The row's interval reached below zero seconds and was clipped at 0."""
+    v = row.verdict
+    return (
+        v is not None
+        and v.median_baseline is not None
+        and v.ci_low is None
+        and v.diff_ci_low is not None
+        and v.median_baseline + v.diff_ci_low < 0
+    )
 
 
 def interval_bar(median: float, lo: float, hi: float, top: float, width: int) -> Text:
@@ -348,7 +363,8 @@ class DurationPane(NoFocusStyles, VerticalScroll):
         }
         # Spaces end a span rather than start the next: SVG viewers drop a span's leading ones.
         text.append(f"\n{phase or 'total'} median ", style="bold")
-        brackets = [b for k, b in (("ci", "[95% CI]"), ("range", "(min–max)")) if k in shown]
+        ci = "[95% CI, clipped at 0]" if any(clipped(r) for r in by_name.values()) else "[95% CI]"
+        brackets = [b for k, b in (("ci", ci), ("range", "(min–max)")) if k in shown]
         if brackets:
             text.append(" or ".join(brackets) + "  ", style="dim")
         if len(phases) > 1:

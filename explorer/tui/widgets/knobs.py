@@ -19,6 +19,7 @@ from typing import Any
 
 from rich.text import Text
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.css.query import NoMatches
@@ -87,6 +88,10 @@ KNOB_DEFS = (
     ),
 )
 """The knobs the panel offers, in the order shown."""
+
+INLINE_UNFOLLOWED = {"fk": "no FK", "toast": "no TOAST", "table_kind": "fixed"}
+"""What a knob's row says after its value when the workload does not follow it (short: the
+read-only view gives a value about 19 columns at 120x36; the tooltip has the sentence)."""
 
 LABEL_WIDTH = 19
 """Columns of a row's label (the live rows' and the read-only view's)."""
@@ -158,6 +163,9 @@ def compact_reason(why: str, knob: str) -> str | None:
         return f"no declared {declared.group(1)}"
     if why.startswith("the toast knob is set but no table names a column"):
         return "no toast column declared"
+    lacking = re.match(r"the [\w-]+ workload has (no [^,]+), so the \w+ knob changes nothing", why)
+    if lacking:
+        return f"this load has {lacking.group(1)}"
     return None
 
 
@@ -165,6 +173,21 @@ class KnobSelect(Select[Any]):
     """A compact Select whose unavailable choices are shown but cannot be picked.
 
     Its list opens inside the knob panel's border: near the panel's foot it opens upward.
+    The panel works as a form: `↑` `↓` move to the previous or next knob (Textual's Select
+    opens its list on them), `Enter` or `space` opens the list, `Esc` closes it.
+    """
+
+    BINDINGS = [
+        Binding("enter,space", "show_overlay", "Open", show=False),
+        Binding("down", "next_knob", "Next knob", show=False),
+        Binding("up", "previous_knob", "Previous knob", show=False),
+    ]
+
+    DEFAULT_CSS = """
+    KnobSelect > SelectOverlay {
+        border: round $accent;
+        background: $surface;
+    }
     """
 
     def __init__(self, choices: list[tuple[str, Any]], *, id: str | None = None) -> None:
@@ -183,6 +206,26 @@ class KnobSelect(Select[Any]):
     def on_mount(self) -> None:
         """Apply the disabled choices once the option list exists."""
         self.call_after_refresh(self._disable_unavailable)
+
+    def action_next_knob(self) -> None:
+        """Focus the next choice of the panel (the last one stays)."""
+        self._step(1)
+
+    def action_previous_knob(self) -> None:
+        """Focus the previous choice of the panel (the first one stays)."""
+        self._step(-1)
+
+    def _step(self, by: int) -> None:
+        panel = next((a for a in self.ancestors if isinstance(a, KnobPanel)), None)
+        if panel is None:
+            return
+        stops = [w for w in panel.query("KnobSelect, ServerBox") if w.focusable]
+        if self not in stops:
+            return
+        at = stops.index(self) + by
+        if 0 <= at < len(stops):
+            stops[at].focus()
+            panel.scroll_to_widget(stops[at], animate=False)
 
     def _watch_value(self, value: Any) -> None:
         """Select's own, with the shown label changed in place: during a matrix the panel
@@ -727,8 +770,14 @@ class KnobPanel(NoFocusStyles, VerticalScroll):
                 if why:
                     reasons[value] = why
             choices = [(self._choice_label(knob, lbl, v), v) for lbl, v in knob.choices]
+            fixed = self._unfollowed(reasons)
+            if fixed is not None:
+                # The workload ignores this knob: said on its own row, not on a row of its own
+                # under it (every knob must still fit at 120x36).
+                short = INLINE_UNFOLLOWED.get(knob.field, fixed)
+                choices = [(lbl if v in reasons else f"{lbl} · {short}", v) for lbl, v in choices]
             self.select(knob.field).set_choices(choices, reasons, getattr(base, knob.field))
-            self._explain(knob, reasons)
+            self._explain(knob, reasons, rows_shown=fixed is None)
         scale = self.select("scale")
         scale.set_choices([(scale_label(profile, s), s) for s in self.scales], {}, scale.value)
         self._update_view()
@@ -760,7 +809,17 @@ class KnobPanel(NoFocusStyles, VerticalScroll):
             return "not a valid value"
         return unavailable_reason(knobs, self.caps, allow_risky=self.allow_risky, workload=workload)
 
-    def _explain(self, knob: KnobDef, reasons: dict[Any, str]) -> None:
+    @staticmethod
+    def _unfollowed(reasons: dict[Any, str]) -> str | None:
+        """'no foreign key in this load' when every refused choice is refused because the
+        workload does not follow the knob, else None."""
+        said = {compact_reason(why, "") for why in reasons.values()}
+        if len(said) != 1 or not all(why.endswith("changes nothing") for why in reasons.values()):
+            return None
+        fixed = said.pop()
+        return fixed.removeprefix("this load has ") if fixed else None
+
+    def _explain(self, knob: KnobDef, reasons: dict[Any, str], *, rows_shown: bool = True) -> None:
         labels = dict((v, label) for label, v in knob.choices)
         full = [f"{labels[v]} ✗ {why}" for v, why in reasons.items()]
         line = self.query_one(f"#why-{knob.field}", Static)
@@ -788,7 +847,9 @@ class KnobPanel(NoFocusStyles, VerticalScroll):
                 named = len(reasons) > 1 and not why.startswith(f"{names[0]} ")
                 prefix = ", ".join(names) + ": " if named else ""
                 rows.append(f"{glyph('✗')} {prefix}{why}")
+        if not rows_shown:
+            rows = []
         line.update(Text("\n".join(rows)))
-        line.display = bool(full)
+        line.display = bool(rows)
         self._reasons_shown[knob.field] = rows
         self.select(knob.field).tooltip = Text("\n".join(full)) if full else None

@@ -1,6 +1,6 @@
 """Server settings: ALTER SYSTEM with an undo journal, and the settings a session runs with.
 
-Server-level changes are journaled to disk *before* they are made (`explorer.lab.run.journal`),
+Server-level changes are journaled to disk *before* they are made (`explorer.lab.safety.journal`),
 so that a pgwx killed mid-run puts them back at its next start. Values reach the server as
 data (a quoted literal built by the server's own format()), never spliced into SQL.
 """
@@ -15,8 +15,8 @@ from typing import Any
 import asyncpg
 
 from explorer.errors import PgwxError
-from explorer.lab.run.journal import MANAGED, Journal, JournalUnreadable, shown
-from explorer.lab.run.leftovers import repair_journaled
+from explorer.lab.safety.journal import MANAGED, Journal, JournalUnreadable, shown
+from explorer.lab.safety.leftovers import repair_journaled
 from explorer.server.capabilities import RESTART_CONTEXTS
 from explorer.server.connect import Target
 from explorer.server.datadir import AUTO_CONF, ServerError

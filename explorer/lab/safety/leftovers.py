@@ -16,7 +16,7 @@ from typing import Any
 
 import asyncpg
 
-from explorer.lab.run.journal import Journal
+from explorer.lab.safety.journal import Journal
 from explorer.models import RISKY_SETTINGS
 from explorer.server import datadir
 from explorer.server.connect import Target
