@@ -183,7 +183,13 @@ VACUUM_FIELDS = tuple(VacuumProgress.model_fields)
 
 ACTIVE_STATES = "('active', 'fastpath function call')"
 """Backend states that count as working; idle ones wait for their client, not the server."""
-_WAIT = "coalesce(wait_event_type || ':' || wait_event, 'CPU')"
+_WAIT = (
+    "coalesce(CASE WHEN wait_event_type = 'Buffer' AND wait_event = 'BufferPin' "
+    "THEN 'BufferPin' ELSE wait_event_type END || ':' || wait_event, 'CPU')"
+)
+"""A wait as 'Type:Event' ('CPU' when none). PostgreSQL 19 renames the type BufferPin to
+Buffer: its BufferPin wait keeps the older name, so a run on 18 and 19 compares like with
+like."""
 
 WAITS_SQL = f"""
 SELECT {_WAIT} AS wait, count(*)::int AS n

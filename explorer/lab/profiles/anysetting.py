@@ -17,7 +17,7 @@ from typing import Literal
 import asyncpg
 
 from explorer.errors import PgwxError
-from explorer.models import Capabilities, GucInfo, Knobs, Variant
+from explorer.models import Capabilities, GucInfo, Knobs, Toast, Variant
 from explorer.server.gucs import (
     all_names,
     canonical,
@@ -112,3 +112,18 @@ def unavailable(knobs: Knobs, caps: Capabilities) -> str | None:
         if why is not None:
             return why.removeprefix("not built: ")
     return None
+
+
+def toast_pin(knobs: Knobs, caps: Capabilities) -> dict[str, str]:
+    """default_toast_compression for the workload's sessions, pinned to the TOAST knob (pglz
+    unless the knob says lz4; EXTERNAL stores uncompressed, so the default stays pglz).
+
+    PostgreSQL 19's default is lz4: without this, a toastable column an own-SQL profile does
+    not list would take lz4 there while the run's knobs say pglz. Empty before 14 (no such
+    setting) and when the variant names it among its other settings.
+    """
+    if caps.major < 14 or "default_toast_compression" in knobs.settings:
+        return {}
+    if knobs.toast is Toast.LZ4 and not caps.lz4:
+        return {}  # skipped here anyway: never a session that cannot start
+    return {"default_toast_compression": "lz4" if knobs.toast is Toast.LZ4 else "pglz"}

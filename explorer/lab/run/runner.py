@@ -30,7 +30,7 @@ from explorer.lab.measure.environment import MachineLoad
 from explorer.lab.measure.environment import capture as capture_environment
 from explorer.lab.measure.probe import PhaseProbe
 from explorer.lab.measure.sampler import Sampler, SamplerNotice, TrialSampler
-from explorer.lab.profiles.anysetting import learn_settings, split
+from explorer.lab.profiles.anysetting import learn_settings, split, toast_pin
 from explorer.lab.profiles.availability import unavailable_reason
 from explorer.lab.run.request import RunOptions, select_variants
 from explorer.lab.run.scratch import scratch_dir
@@ -718,6 +718,11 @@ class Runner:
             session_settings=session_settings(caps, workload.params),
         )
         server_wanted, session_wanted = split(variant.knobs, caps, fenced=ctx.fenced)
+        pinned = toast_pin(variant.knobs, caps)
+        if pinned and "default_toast_compression" not in server_wanted:
+            # A toastable column a profile does not list takes the session's default: pinned
+            # to the TOAST knob, so PostgreSQL 19's lz4 default cannot change it unseen.
+            session_wanted = {**pinned, **session_wanted}
         # The variant's session-level settings reach its workload sessions only.
         ctx.session_settings = {**session_wanted, **ctx.session_settings}
         result = TrialResult(
@@ -739,7 +744,12 @@ class Runner:
             if sampler is not None:
                 ctx.probe = PhaseProbe(sampler, side, work_prefix())
             result.settings = await settings_in_force(
-                ctx.conn, [*WATCHED_GUCS, *(n for v in self.variants() for n in v.knobs.settings)]
+                ctx.conn,
+                [
+                    *WATCHED_GUCS,
+                    "default_toast_compression",
+                    *(n for v in self.variants() for n in v.knobs.settings),
+                ],
             )
             booted = await postmaster_start(side)
             await run_watched(

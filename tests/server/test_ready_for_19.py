@@ -1,0 +1,74 @@
+"""Ready for PostgreSQL 19 (issue 37, point 5), on the servers there are.
+
+PostgreSQL 19 makes lz4 the default TOAST compression. A PostgreSQL 17 whose server default is
+lz4 stands in for it here: the workload's sessions must run with default_toast_compression
+pinned to the variant's TOAST knob, and every trial must record it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import pytest
+
+from explorer.lab.measure.stats import counters_query
+from explorer.models import Knobs, Toast, Variant
+from explorer.server.capabilities import probe
+from explorer.server.connect import Target
+from tests.support.runs import RunProfile, small_profile
+
+
+async def alter(target: Target, sql: str) -> None:
+    conn = await target.connect("test")
+    try:
+        await conn.execute(sql)
+        await conn.execute("SELECT pg_reload_conf()")
+    finally:
+        await conn.close()
+
+
+@pytest.fixture
+def lz4_default(pg17: Target) -> Iterator[Target]:
+    """PostgreSQL 17 with lz4 as the server's default TOAST compression, as 19 has it."""
+    import asyncio
+
+    asyncio.run(alter(pg17, "ALTER SYSTEM SET default_toast_compression = 'lz4'"))
+    yield pg17
+    asyncio.run(alter(pg17, "ALTER SYSTEM RESET default_toast_compression"))
+
+
+async def test_default_toast_compression_is_pinned_to_the_toast_knob_and_recorded(
+    lz4_default: Target, run_profile: RunProfile
+) -> None:
+    profile = small_profile(
+        "toast",
+        [Variant(name="pglz"), Variant(name="lz4", knobs=Knobs(toast=Toast.LZ4))],
+        rows=200,
+    )
+    record, _ = await run_profile(lz4_default, profile)
+    assert all(t.status == "ok" for t in record.trials), [t.reason for t in record.trials]
+    seen = {t.variant: t.settings.get("default_toast_compression") for t in record.trials}
+    assert seen == {"pglz": "pglz", "lz4": "lz4"}
+
+
+async def test_19s_buffer_wait_type_reads_as_the_bufferpin_it_was(pg18: Target) -> None:
+    """pg_stat_activity of PostgreSQL 19's shape (type Buffer) through the real counters
+    query, on a session-local view that shadows the catalog's."""
+    conn = await pg18.connect("test")
+    try:
+        caps = await probe(conn, owned=True)
+        await conn.execute(
+            "CREATE TEMP VIEW pg_stat_activity AS SELECT * FROM (VALUES "
+            "(1, 'active', 'Buffer', 'BufferPin', 'pgwx-work-x'), "
+            "(2, 'active', 'BufferPin', 'BufferPin', 'pgwx-work-x'), "
+            "(3, 'active', 'Buffer', 'BufferExclusive', 'pgwx-work-x'), "
+            "(4, 'active', NULL, NULL, 'pgwx-work-x')) "
+            "AS a(pid, state, wait_event_type, wait_event, application_name)"
+        )
+        row = await conn.fetchrow(counters_query(caps).sql, "pgwx-work", [])
+    finally:
+        await conn.close()
+    assert row is not None
+    waits = dict(json.loads(row["waits"]))
+    assert waits == {"BufferPin:BufferPin": 2, "Buffer:BufferExclusive": 1, "CPU": 1}
