@@ -139,6 +139,8 @@ class FkTiming(StrEnum):
     DEFERRED = "deferred"
     AFTER_LOAD = "after-load"
     NOT_VALID = "not-valid"
+    NOT_ENFORCED = "not-enforced"
+    """FOREIGN KEY … NOT ENFORCED (PostgreSQL 18+): declared, never checked."""
 
 
 class Toast(StrEnum):

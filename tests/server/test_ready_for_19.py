@@ -13,7 +13,7 @@ from collections.abc import Iterator
 import pytest
 
 from explorer.lab.measure.stats import counters_query
-from explorer.models import Knobs, Toast, Variant
+from explorer.models import FkTiming, Knobs, Toast, Variant
 from explorer.server.capabilities import probe
 from explorer.server.connect import Target
 from tests.support.runs import RunProfile, small_profile
@@ -72,3 +72,20 @@ async def test_19s_buffer_wait_type_reads_as_the_bufferpin_it_was(pg18: Target) 
     assert row is not None
     waits = dict(json.loads(row["waits"]))
     assert waits == {"BufferPin:BufferPin": 2, "Buffer:BufferExclusive": 1, "CPU": 1}
+
+
+async def test_not_enforced_is_an_fk_value_on_18_and_skipped_before(
+    pg18: Target, pg15: Target, run_profile: RunProfile
+) -> None:
+    variants = [Variant(name="none"), Variant(name="ne", knobs=Knobs(fk=FkTiming.NOT_ENFORCED))]
+    profile = small_profile("bulk-write", variants, rows=1000).model_copy(
+        update={"workload": "restore", "params": {"rows": 2000}}
+    )
+    on18, _ = await run_profile(pg18, profile)
+    ne = next(t for t in on18.trials if t.variant == "ne")
+    assert ne.status == "ok", ne.reason
+    assert ne.phases[0].detail["fk"] == "not enforced"  # read back from pg_constraint
+    on15, _ = await run_profile(pg15, profile)
+    skipped = next(t for t in on15.trials if t.variant == "ne")
+    assert skipped.status == "skipped"
+    assert "NOT ENFORCED needs PostgreSQL 18+" in (skipped.reason or "")

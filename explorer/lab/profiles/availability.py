@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from explorer.lab.profiles import anysetting
 from explorer.lab.workloads.base import Workload
-from explorer.models import RISKY_VALUES, Capabilities, Knobs, Toast
+from explorer.models import RISKY_VALUES, Capabilities, FkTiming, Knobs, Toast
 from explorer.server import installs
 from explorer.server.capabilities import RESTART_CONTEXTS
 from explorer.server.gucs import canonical, same_setting
@@ -62,6 +62,8 @@ def unavailable_reason(
 def _server_reason(
     knobs: Knobs, caps: Capabilities, *, allow_risky: bool, fenced: bool = False
 ) -> str | None:
+    if knobs.fk is FkTiming.NOT_ENFORCED and caps.major < 18:
+        return f"FOREIGN KEY … NOT ENFORCED needs PostgreSQL 18+, this is {caps.version}"
     if knobs.toast is Toast.LZ4 and not caps.lz4:
         if caps.major < 14:
             return f"lz4 TOAST compression needs PostgreSQL 14+, this is {caps.version}"

@@ -151,6 +151,9 @@ def compact_reason(why: str, knob: str) -> str | None:
     built = re.match(r"\w+=\w+ is not built into this server \(.*--with-(\w+)", why)
     if built:
         return f"not built (no {built.group(1)})"
+    newer = re.search(r"needs (PostgreSQL \d+\+)", why)
+    if newer:
+        return f"needs {newer.group(1)}"
     missing = re.match(rf"{re.escape(knob)} does not exist on (PostgreSQL \S+)", why)
     if missing:
         return f"not in {missing.group(1)}"
