@@ -748,9 +748,18 @@ class Runner:
                 [
                     *WATCHED_GUCS,
                     "default_toast_compression",
+                    "effective_wal_level",  # 19+: the level in force, read where present
                     *(n for v in self.variants() for n in v.knobs.settings),
                 ],
             )
+            effective = result.settings.get("effective_wal_level")
+            asked = variant.knobs.wal_level
+            if effective is not None and asked is not None and effective != asked:
+                self._notice(
+                    f"{variant.name}: wal_level is {asked} but the level in force "
+                    f"(effective_wal_level) is {effective}",
+                    "warning",
+                )
             booted = await postmaster_start(side)
             await run_watched(
                 workload.trial(ctx),
