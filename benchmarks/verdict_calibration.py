@@ -42,8 +42,16 @@ from __future__ import annotations
 
 import argparse
 import time
+from dataclasses import replace
 
 from explorer.analysis.calibration import Scenario, calibrate
+from explorer.analysis.calibration_paired import (
+    Cell,
+    analysis,
+    measure,
+    median_interval,
+    share_text,
+)
 from explorer.analysis.drift_calibration import DriftScenario, drift_rate
 from explorer.analysis.servers_calibration import servers_false_rate
 
@@ -62,12 +70,23 @@ def main() -> None:
     parser.add_argument("--drift-only", action="store_true", help="only the drift section")
     parser.add_argument("--servers-runs", type=int, default=500, help="runs per server A/A")
     parser.add_argument("--servers-only", action="store_true", help="only the two-server A/A")
+    parser.add_argument(
+        "--paired-runs",
+        type=int,
+        default=100,
+        help="runs per 7×3 cell of the paired-vs-unpaired section (3×3: 2×, 1×1: 4×)",
+    )
+    parser.add_argument("--skip-paired", action="store_true", help="only the first table")
+    parser.add_argument("--skip-first", action="store_true", help="only the paired section")
     args = parser.parse_args()
     if args.drift_only:
         drift_section(20 if args.smoke else args.drift_runs, args.seed)
         return
     if args.servers_only:
         servers_section(10 if args.smoke else args.servers_runs, args.seed)
+        return
+    if args.skip_first:
+        paired_section(args.smoke, args.paired_runs, args.seed)
         return
     small, big = (20, 3) if args.smoke else (args.runs, args.big_runs)
     began = time.perf_counter()
@@ -110,6 +129,9 @@ def main() -> None:
     drift_section(20 if args.smoke else args.drift_runs, args.seed)
     servers_section(10 if args.smoke else args.servers_runs, args.seed)
 
+    if not args.skip_paired:
+        paired_section(args.smoke, args.paired_runs, args.seed)
+
 
 def servers_section(runs: int, seed: int) -> None:
     """Two identical servers: runs with a false faster/slower anywhere, with 95 % intervals."""
@@ -143,6 +165,103 @@ def drift_section(runs: int, seed: int) -> None:
         f"10 % drift at 10 % noise, n = 20, in {one.text()} of runs.\n"
         f"{runs} runs per cell; 1 candidate × 3 phases + total; seed {seed}; "
         f"{time.perf_counter() - began:.0f} s"
+    )
+
+
+# --------------------------------------------------------------------------- paired section
+# Issue 35: the within-round pairs and the futility rule against the unpaired analysis, with
+# a per-round factor shared by the round's trials and with skew, on 1×1, 3×3 and 7×3 tables;
+# and auto repeats against a fixed design of max_repeats rounds on the same drawn trials.
+
+PAIRED_TABLES = ((2, 1, "1×1", 4), (4, 3, "3×3", 2), (8, 3, "7×3", 1))
+"""(variants, phases, name, runs multiplier): 3×3 is 3 candidates × 3 phases."""
+
+ANALYSES = (("paired + futility", True, True), ("paired", True, False), ("unpaired", False, False))
+"""(name, within-round pairs, futility): the first is pgwx's default, the last the former."""
+
+CONDITIONS: tuple[tuple[str, float, float, bool], ...] = (
+    ("10 %", 0.10, 0.0, False),
+    ("10 % + round 5 %", 0.10, 0.05, False),
+)
+CONDITIONS += (("10 % skewed", 0.10, 0.0, True), ("20 %", 0.20, 0.0, False))
+"""(name, trial noise, per-round factor sd, skewed)."""
+
+
+def paired_section(smoke: bool, runs: int, seed: int) -> None:
+    """The comparison table, the auto-vs-fixed table and every goal figure with its interval."""
+    began = time.perf_counter()
+    base_runs = 2 if smoke else runs
+    print("\n## Paired against unpaired, with and without futility (issue 35)\n")
+    print(
+        "| analysis | table | noise | A/A any false | A/A median rounds | 0.85× found ≤ 15 "
+        "| 0.85× found ≤ 30 |"
+    )
+    print("|---|---|---|---|---|---|---|")
+    worst: tuple[float, str, str] = (-1.0, "", "")
+    goals: dict[str, Cell] = {}
+    for label, pairs, stop in ANALYSES:
+        with analysis(pairs, stop):
+            for variants, phases, name, mult in PAIRED_TABLES:
+                n = base_runs * mult
+                for cond, noise, factor, skew in CONDITIONS:
+                    s = Scenario(variants=variants, phases=phases, noise=noise, skewed=skew)
+                    aa = measure(s, n, seed, factor)
+                    fx = measure(replace(s, effect=0.85), n, seed + 1, factor)
+                    lo, hi = median_interval(aa.rounds)
+                    print(
+                        f"| {label} | {name} | {cond} | {share_text(aa.false, n)} | "
+                        f"{aa.median_rounds:g} [{lo:g}–{hi:g}] | {share_text(fx.found_by_15, n)} "
+                        f"| {share_text(fx.found, n)} |",
+                        flush=True,
+                    )
+                    if aa.false / n > worst[0]:
+                        worst = (aa.false / n, f"{label}, {name}, {cond}", share_text(aa.false, n))
+                    if label == ANALYSES[0][0]:
+                        goals[f"aa {name} {cond}"] = aa
+                        goals[f"fx {name} {cond}"] = fx
+    print("\n## Auto repeats against a fixed design of 30 rounds, on the same trials\n")
+    print("| table | noise | true | auto found | fixed 30 found | auto mean rounds |")
+    print("|---|---|---|---|---|---|")
+    versus: list[tuple[str, Cell]] = []
+    with analysis(True, True):
+        for variants, phases, name, mult in PAIRED_TABLES:
+            n = base_runs * mult
+            for cond, noise, factor, skew in CONDITIONS[:2]:
+                for effect in (0.85, 0.90):
+                    s = Scenario(
+                        variants=variants, phases=phases, noise=noise, skewed=skew, effect=effect
+                    )
+                    c = measure(s, n, seed + 2, factor, with_fixed=True)
+                    versus.append((f"{name} {cond} {effect}×", c))
+                    print(
+                        f"| {name} | {cond} | {effect}× | {share_text(c.found, n)} | "
+                        f"{share_text(c.fixed_found, n)} | {c.mean_rounds:.1f} |",
+                        flush=True,
+                    )
+    print("\n## Goals (pgwx's default: paired + futility)\n")
+    print(f"- whole-run false-finding rate ≤ 5 % everywhere: worst {worst[2]} ({worst[1]})")
+    for cond in ("10 %", "10 % + round 5 %"):
+        c = goals[f"fx 7×3 {cond}"]
+        print(
+            f"- 0.85× at {cond} in 7×3 found within 15 rounds: "
+            f"{share_text(c.found_by_15, c.runs)} (goal ≥ "
+            f"{'80' if cond == '10 %' else '90'} %)"
+        )
+    for _, _, name, _ in PAIRED_TABLES:
+        c = goals[f"aa {name} 10 %"]
+        lo, hi = median_interval(c.rounds)
+        print(
+            f"- no difference, 10 % noise, {name}: median rounds {c.median_rounds:g} "
+            f"[{lo:g}–{hi:g}] (goal ≤ 15)"
+        )
+    behind = [k for k, c in versus if c.found < c.fixed_found]
+    print(
+        f"- auto finds at least as often as fixed 30 rounds: in {len(versus) - len(behind)} of "
+        f"{len(versus)} conditions" + (f" (behind: {', '.join(behind)})" if behind else "")
+    )
+    print(
+        f"\n{base_runs} runs per 7×3 cell, {2 * base_runs} per 3×3, {4 * base_runs} per 1×1; "
+        f"seed {seed}; {time.perf_counter() - began:.0f} s"
     )
 
 

@@ -785,6 +785,23 @@ class Environment(BaseModel):
     """CPU steal and load during the run; None when not on the same machine or not Linux."""
     warnings: list[Text] = []
     """One line each when the machine was busy enough to matter."""
+    os: Text | None = None
+    """The operating system pgwx ran on ('Debian GNU/Linux 12 (bookworm)'); None before
+    pgwx kept it."""
+    kernel: Text | None = None
+    """The kernel release."""
+    memory_bytes: int | None = None
+    """Total memory of the machine pgwx ran on."""
+    machine_model: Text | None = None
+    """The machine's maker and model as its firmware says (DMI), e.g. 'Amazon EC2 m5.large'."""
+    instance_type: Text | None = None
+    """A cloud instance type where the machine says it locally (EC2); None elsewhere."""
+    data_fs: Text | None = None
+    """The filesystem type under the server's data directory (same machine, readable only)."""
+    data_device: Text | None = None
+    """The device (mount source) under the server's data directory."""
+    data_mount: Text | None = None
+    """The mount point the data directory lives on."""
 
 
 RunStatus = Literal["running", "finished", "failed", "cancelled", "incomplete"]
@@ -825,6 +842,10 @@ class RunRecord(BaseModel):
     """Versions, settings, CPU and machine load; None in runs stored before pgwx kept it."""
     axis: ServerAxis | None = Field(default=None, exclude_if=lambda v: v is None)
     """Set when this run is one server's share of a run on several servers."""
+    label: Text | None = Field(default=None, max_length=200, exclude_if=lambda v: v is None)
+    """A free label given with `--label` ("kernel 6.8", "after the SSD swap")."""
+    ref: Text | None = Field(default=None, max_length=200, exclude_if=lambda v: v is None)
+    """A git ref or version given with `--ref` (what changed, for a team's history)."""
 
 
 # --------------------------------------------------------------------------- events

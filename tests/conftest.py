@@ -27,9 +27,9 @@ from explorer.lab.run.runner import Runner, RunOptions
 from explorer.lab.store.results import ResultStore
 from explorer.models import Capabilities, Event, Profile, RunRecord
 from explorer.server import installs
-from explorer.server.connect import LIBPQ_ENV, Target
+from explorer.server.connect import Target
 from explorer.server.embedded import LocalServer
-from tests.support.paths import ROOT
+from tests.support.cli import private_env
 from tests.support.runs import RunProfile
 from tests.support.server import PG15_BIN, server_state
 
@@ -194,16 +194,7 @@ def cli(tmp_path: Path) -> Callable[..., subprocess.CompletedProcess[str]]:
     tmp.mkdir()
 
     def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-        full = {k: v for k, v in os.environ.items() if k not in LIBPQ_ENV}
-        full.update(
-            PYTHONPATH=str(ROOT),
-            PGWX_RESULTS=str(tmp_path / "results.sqlite"),
-            PGWX_STATE_DIR=str(tmp_path / "state"),
-            XDG_DATA_HOME=str(tmp_path / "data"),
-            XDG_STATE_HOME=str(tmp_path / "xstate"),
-            TMPDIR=str(tmp),
-            **(env or {}),
-        )
+        full = {**private_env(tmp_path), "TMPDIR": str(tmp), **(env or {})}
         return subprocess.run(
             [sys.executable, "-m", "explorer.cli", *args],
             capture_output=True,

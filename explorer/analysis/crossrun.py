@@ -18,6 +18,7 @@ from typing import Any
 
 from explorer.analysis import markdown
 from explorer.analysis.family import judge_family
+from explorer.analysis.history import run_tags
 from explorer.analysis.judge import samples, settled
 from explorer.analysis.verdict import Verdict, compare
 from explorer.models import RunRecord
@@ -151,7 +152,7 @@ def _run_line(tag: str, r: RunRecord) -> str:
     caps = r.server.capabilities
     return (
         f"- {tag}: run {r.id} · {markdown.cell(r.profile.name)} · PostgreSQL {caps.version} · "
-        f"{markdown.cell(r.server.dsn_masked)} · scale {r.scale:g}"
+        f"{markdown.cell(r.server.dsn_masked)} · scale {r.scale:g}" + markdown.cell(run_tags(r))
     )
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Hashable, Mapping, Sequence
 from typing import TypeVar
 
+from explorer.analysis.paired import CellSamples, cell_p, cell_verdict
 from explorer.analysis.verdict import (
     DEFAULT_FLOOR_SECONDS,
     DEFAULT_MIN_N,
@@ -31,6 +32,9 @@ from explorer.analysis.verdict import (
 )
 
 K = TypeVar("K", bound=Hashable)
+
+Samples2 = tuple[Sequence[float], Sequence[float]]
+"""(baseline seconds, candidate seconds): an unpaired comparison."""
 
 
 def _ranked(p_values: Sequence[float], family_size: int | None) -> tuple[list[int], int]:
@@ -77,7 +81,7 @@ def holm_levels(
 
 
 def judge_family(
-    pairs: Mapping[K, tuple[Sequence[float], Sequence[float]]],
+    pairs: Mapping[K, Samples2 | CellSamples],
     *,
     alpha: float = 0.05,
     family_size: int | None = None,
@@ -89,7 +93,9 @@ def judge_family(
     """Verdicts for a family of (baseline, candidate) samples, Holm-corrected together.
 
     Args:
-        pairs: Cell → (baseline seconds, candidate seconds).
+        pairs: Cell → (baseline seconds, candidate seconds), or its `CellSamples` with the
+            rounds, to be judged on the within-round pairs where they are complete
+            (`explorer.analysis.paired`).
         alpha: The family-wise error this set of comparisons may spend.
         family_size: N for Holm when the family has cells not in `pairs` (decided earlier).
         threshold: The noise threshold of the words.
@@ -108,19 +114,56 @@ def judge_family(
     def floor(key: K) -> float:
         return DEFAULT_FLOOR_SECONDS if floors is None else floors.get(key, DEFAULT_FLOOR_SECONDS)
 
-    for key, (b, c) in pairs.items():
+    for key, cell in pairs.items():
+        b, c = _sides(cell)
         if min(len(b), len(c)) < min_n:
             out[key] = compare(b, c, threshold=threshold, min_n=min_n, floor_seconds=floor(key))
         else:
             tested.append(key)
-    raw = [mann_whitney(pairs[k][0], pairs[k][1])[0] for k in tested]
     size = max(family_size or len(tested), len(tested))
+    # Paired or not is chosen per cell from the design: the level Holm tests it at first.
+    first = alpha / max(size, 1)
+    raw = [_p(pairs[k], first) for k in tested]
     levels = holm_levels(raw, alpha, size)
     scale = (reported_alpha or alpha) / alpha
     for key, level, adjusted in zip(tested, levels, holm_adjusted(raw, size), strict=True):
-        b, c = pairs[key]
-        v = compare(
-            b, c, threshold=threshold, min_n=min_n, confidence=1 - level, floor_seconds=floor(key)
-        )
+        v = _verdict(pairs[key], first, threshold, min_n, 1 - level, floor(key))
         out[key] = v.model_copy(update={"p_adjusted": min(1.0, adjusted * scale)})
     return out
+
+
+def _sides(cell: Samples2 | CellSamples) -> tuple[Sequence[float], Sequence[float]]:
+    return (cell.baseline, cell.candidate) if isinstance(cell, CellSamples) else cell
+
+
+def _p(cell: Samples2 | CellSamples, first: float) -> float:
+    if isinstance(cell, CellSamples):
+        return cell_p(cell, first)
+    return mann_whitney(cell[0], cell[1])[0]
+
+
+def _verdict(
+    cell: Samples2 | CellSamples,
+    first: float,
+    threshold: float,
+    min_n: int,
+    confidence: float,
+    floor_seconds: float,
+) -> Verdict:
+    if isinstance(cell, CellSamples):
+        return cell_verdict(
+            cell,
+            first,
+            threshold=threshold,
+            min_n=min_n,
+            confidence=confidence,
+            floor_seconds=floor_seconds,
+        )
+    return compare(
+        cell[0],
+        cell[1],
+        threshold=threshold,
+        min_n=min_n,
+        confidence=confidence,
+        floor_seconds=floor_seconds,
+    )

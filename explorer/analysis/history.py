@@ -3,8 +3,11 @@
 Each run is judged on its own (its baseline against each variant, the same verdicts as its
 report), so runs made on different machines, server versions or weeks apart are never compared
 trial against trial — only their ratios are lined up. A run is flagged as a change point for a
-variant when its ratio lies outside the interval of the run before it (of the same variant and
-phase): "did the new kernel or PostgreSQL minor change this?" then has an answer to look at.
+variant when its ratio differs from the run before it (same variant and phase) by a two-sided
+z test on the two log ratios at α = 0.05 (`explorer.analysis.history_flags`: about 5 % false
+flags per comparison where nothing changed): "did the new kernel or PostgreSQL minor change
+this?" then has an answer to look at. Apache Otava reads the same series from the store's
+verdict view for change points over the whole history (docs/team.md).
 """
 
 from __future__ import annotations
@@ -12,9 +15,16 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass
 
-from explorer.analysis import markdown
+from explorer.analysis import history_flags, markdown
 from explorer.analysis.judge import TOTAL, judge
+from explorer.analysis.verdict import Verdict
 from explorer.models import RunRecord
+
+
+def run_tags(record: RunRecord) -> str:
+    """' · label "kernel 6.8" · ref v1.2' for a run given --label/--ref, else ''."""
+    tags = (("label", record.label), ("ref", record.ref))
+    return "".join(f' · {name} "{value}"' for name, value in tags if value)
 
 
 @dataclass
@@ -34,6 +44,12 @@ class HistoryRow:
     """The verdict as the run's report prints it."""
     change: str = ""
     """Why this run is a change point against the run before it, else empty."""
+    change_p: float | None = None
+    """The p-value of the change against the run before (None: nothing to compare with)."""
+    run_label: str | None = None
+    """The run's --label."""
+    ref: str | None = None
+    """The run's --ref."""
 
 
 def _phase_of(record: RunRecord, wanted: str | None) -> str | None:
@@ -56,7 +72,7 @@ def history(
         phase: Only this phase (default: the total, or the only phase).
     """
     rows: list[HistoryRow] = []
-    previous: dict[tuple[str, str], HistoryRow] = {}
+    previous: dict[tuple[str, str], tuple[HistoryRow, Verdict]] = {}
     for record in sorted(runs, key=lambda r: (r.started_at, r.id)):
         wanted = _phase_of(record, phase)
         if wanted is None:
@@ -77,25 +93,24 @@ def history(
                 ci_high=v.ci_high,
                 label=v.label(),
             )
+            row.run_label, row.ref = record.label, record.ref
             before = previous.get((name, ph))
             if before is not None:
-                row.change = _change(before, row)
-            previous[(name, ph)] = row
+                moved = history_flags.change(before[1], v)
+                if moved is not None:
+                    row.change_p = moved.p
+                    row.change = _change(before[0], row) if moved.flagged else ""
+            previous[(name, ph)] = (row, v)
             rows.append(row)
     return rows
 
 
 def _change(before: HistoryRow, now: HistoryRow) -> str:
-    """'moved from 0.48× to 0.71×, outside 0.45–0.52' when the ratio left the last interval."""
-    if now.ratio is None or before.ci_low is None or before.ci_high is None:
-        return ""
-    if before.ci_low <= now.ratio <= before.ci_high:
-        return ""
-    was = f"{before.ratio:.2f}×" if before.ratio is not None else "?"
-    return (
-        f"moved from {was} to {now.ratio:.2f}×, outside the last run's "
-        f"{before.ci_low:.2f}–{before.ci_high:.2f}"
-    )
+    """'moved from 0.48× to 0.71× (p = 0.003)': the change the z test found significant."""
+    p = f"p = {now.change_p:.2g}" if now.change_p is not None else "p unknown"
+    if now.ratio is None or before.ratio is None:
+        return f"moved beyond the noise of both runs ({p})"
+    return f"moved from {before.ratio:.2f}× to {now.ratio:.2f}× ({p})"
 
 
 def to_markdown(profile: str, rows: list[HistoryRow]) -> str:
@@ -109,22 +124,36 @@ def to_markdown(profile: str, rows: list[HistoryRow]) -> str:
         f"## {profile}: verdicts across runs (oldest first)",
         "",
     ]
-    header = ["run", "started", "server", "variant", "phase", "verdict", "change"]
+    header = ["run", "started", "server", "label · ref", "variant", "phase", "verdict", "change"]
     table = []
     for r in rows:
         mark = f"⚑ {r.change}" if r.change else ""
-        table.append([r.run_id, r.started_at, r.server, r.variant, r.phase, r.label, mark])
+        table.append(
+            [r.run_id, r.started_at, r.server, _tags(r), r.variant, r.phase, r.label, mark]
+        )
     lines += markdown.table(header, table)
     changes = [r for r in rows if r.change]
     lines.append("")
     if changes:
         lines.append(
-            "Change points (⚑): the ratio left the interval of the run before; compare the "
-            "two runs' environments with `pgwx compare RUN_A RUN_B`."
+            "Change points (⚑): the ratio differs from the run before's beyond both runs' "
+            "noise (two-sided z test on the log ratios, α = 0.05 per comparison); compare "
+            "the two runs' environments with `pgwx compare RUN_A RUN_B`."
         )
     else:
-        lines.append("No change point: every ratio stayed inside the interval of the run before.")
+        lines.append(
+            "No change point: no ratio differs from the run before's beyond both runs' noise "
+            "(α = 0.05 per comparison)."
+        )
+    lines.append(
+        "Over the whole series: Apache Otava on the store's view verdict_series "
+        "with otava.yaml (docs/team.md)."
+    )
     return "\n".join(lines) + "\n"
+
+
+def _tags(row: HistoryRow) -> str:
+    return " · ".join(t for t in (row.run_label, row.ref) if t) or "—"
 
 
 def to_json(profile: str, rows: list[HistoryRow]) -> str:

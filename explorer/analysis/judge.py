@@ -22,7 +22,9 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from explorer.analysis.drift import Drift, run_drift
-from explorer.analysis.family import judge_family
+from explorer.analysis.family import Samples2, judge_family
+from explorer.analysis.futility import close_futile
+from explorer.analysis.paired import CellSamples, cell_upto
 from explorer.analysis.run_family import table_alpha, tables_in_run
 from explorer.analysis.sequential import ALPHA, look_alpha, planned_looks, useful_looks
 from explorer.analysis.verdict import (
@@ -95,8 +97,9 @@ class Judgement:
     for a run on S servers."""
 
     def open_variants(self) -> set[str]:
-        """Variants with a comparison still undecided: the ones more rounds can help."""
-        return {name for name, _ in self.undecided}
+        """Variants with a comparison still undecided and not closed as futile: the ones more
+        rounds can help."""
+        return {key[0] for key in self.undecided if not self.verdicts[key].futile}
 
 
 def measured(trials: Iterable[TrialResult]) -> list[TrialResult]:
@@ -153,6 +156,11 @@ def _upto(s: Samples, key: PhaseKey, last_round: int) -> list[float]:
         for x, r in zip(s.seconds.get(key, []), s.rounds.get(key, []), strict=True)
         if r <= last_round
     ]
+
+
+def _cell(s: Samples, key: PhaseKey) -> tuple[list[float], list[int]]:
+    """A cell's durations and their rounds, for pairing."""
+    return s.seconds.get(key, []), s.rounds.get(key, [])
 
 
 def judge(
@@ -253,7 +261,7 @@ def _replay_looks(out: Judgement, s: Samples, cells: list[PhaseKey], profile: Pr
     done = max((r for rs in s.rounds.values() for r in rs), default=0)
     verdicts, out.planned, out.looks = replay_looks(
         cells,
-        lambda key, point: (_upto(s, (base, key[1]), point), _upto(s, key, point)),
+        lambda key, point: cell_upto(_cell(s, (base, key[1])), _cell(s, key), point),
         profile,
         done,
         out.threshold,
@@ -265,7 +273,7 @@ def _replay_looks(out: Judgement, s: Samples, cells: list[PhaseKey], profile: Pr
 
 def replay_looks(
     cells: list[K],
-    pair_upto: Callable[[K, int], tuple[list[float], list[float]]],
+    pair_upto: Callable[[K, int], Samples2 | CellSamples],
     profile: Profile,
     done: int,
     threshold: float,
@@ -278,7 +286,8 @@ def replay_looks(
 
     Args:
         cells: The comparisons of the table, one family.
-        pair_upto: (cell, last measured round) → (reference seconds, candidate seconds).
+        pair_upto: (cell, last measured round) → its `CellSamples` (paired where the rounds
+            are complete), or (reference seconds, candidate seconds).
         profile: Whose repeats plan the looks.
         done: Measured rounds so far.
         threshold: Noise threshold of the words.
@@ -301,8 +310,9 @@ def replay_looks(
     verdicts: dict[K, Verdict] = {}
     open_ = list(cells)
     for point in points:
+        here = {k: pair_upto(k, point) for k in open_}
         judged = judge_family(
-            {k: pair_upto(k, point) for k in open_},
+            here,
             alpha=share,
             family_size=len(cells),
             threshold=threshold,
@@ -313,6 +323,8 @@ def replay_looks(
             v = judged[key]
             verdicts[key] = v.model_copy(update={"look": point}) if auto else v
         open_ = [k for k in open_ if not verdicts[k].settled]
+        if auto and point in planned:
+            open_ = close_futile(open_, here, verdicts, point, planned[-1], share, len(cells))
         if not open_:
             break
     return verdicts, planned, points
@@ -324,9 +336,12 @@ def undecided_text(judged: Judgement) -> str | None:
         return None
     few: dict[str, int] = {}
     open_: list[str] = []
+    closed: list[str] = []
     for key in judged.undecided:
         v = judged.verdicts[key]
-        if v.too_few:
+        if v.futile:
+            closed.append(f"{key[0]} {key[1]} ({v.futile})")
+        elif v.too_few:
             n = min(v.n_baseline, v.n_candidate)
             few[key[0]] = min(few.get(key[0], n), n)
         else:
@@ -336,6 +351,12 @@ def undecided_text(judged: Judgement) -> str | None:
         parts.append(
             "the interval is neither clear of 1 beyond the threshold nor inside it for "
             + ", ".join(open_)
+        )
+    if closed:
+        parts.append(
+            "closed early, no word reachable by max_repeats for "
+            + ", ".join(closed[:6])
+            + (f" and {len(closed) - 6} more" if len(closed) > 6 else "")
         )
     if few:
         parts.append(

@@ -19,6 +19,7 @@ from statistics import NormalDist
 from explorer.analysis import markdown
 from explorer.analysis.calibration import Scenario, calibrate
 from explorer.analysis.judge import TOTAL, judge, samples
+from explorer.analysis.plan import rounds_for
 from explorer.analysis.sequential import ALPHA, planned_looks, useful_looks
 from explorer.analysis.verdict import POLLED_FLOOR_SECONDS
 from explorer.models import Profile, RunRecord, Variant
@@ -113,6 +114,12 @@ class SelfTest:
     suggested: float | None
     """Smallest threshold the profile's trials can decide at, rounded up to a whole percent."""
 
+    def worst_noise(self) -> float | None:
+        """The largest trial-to-trial noise of a phase judged as a ratio (None: unknown)."""
+        return max(
+            (p.noise for p in self.noise if p.noise is not None and not p.tiny), default=None
+        )
+
 
 def self_test(record: RunRecord, original: Profile, *, runs: int = CALIBRATION_RUNS) -> SelfTest:
     """Judge a self-test run and estimate what the noise means for `original`."""
@@ -177,5 +184,21 @@ def to_text(result: SelfTest, original: Profile) -> str:
         lines.append(
             f"Smallest threshold these trials can decide at: {result.suggested:.0%} "
             f"(the profile says {now:.0%}): {advice}, or run more repeats."
+        )
+    worst = result.worst_noise()
+    if worst is not None and result.comparisons > 0:
+        prof = original
+        looks = planned_looks(prof.repeats, prof.min_repeats, prof.max_repeats)
+        if prof.repeats == "auto":
+            looks = useful_looks(looks, result.comparisons)
+        # One round's log ratio varies √2 times one trial's.
+        five, fifteen = (
+            rounds_for(e, worst * math.sqrt(2), result.comparisons, len(looks))
+            for e in (0.95, 0.85)
+        )
+        lines.append(
+            f"At ±{worst:.0%} noise a 5 % effect needs about {five} rounds and a 15 % one about "
+            f"{fifteen} in this profile's table (it stops at {looks[-1]}); kept for the plan of "
+            "the next runs of this profile on this machine."
         )
     return "\n".join(lines) + "\n"

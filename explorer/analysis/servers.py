@@ -22,6 +22,7 @@ from typing import Any
 
 from explorer.analysis import markdown, report
 from explorer.analysis.judge import Samples, judge, replay_looks, samples
+from explorer.analysis.paired import cell_upto
 from explorer.analysis.run_family import family_words, table_alpha, tables_for_servers
 from explorer.analysis.verdict import CLOCK_FLOOR_SECONDS as CLOCK
 from explorer.analysis.verdict import UNDECIDED, Verdict
@@ -138,7 +139,12 @@ def judge_servers(runs: Sequence[RunRecord], threshold: float | None = None) -> 
     out.tables = tables_for_servers(len(runs))
     verdicts, out.planned, out.looks = replay_looks(
         cells,
-        lambda c, point: (_upto(found[0], c[1:], point), _upto(found[c[0]], c[1:], point)),
+        # Paired by server turn: the same variant's trials of the same round on each server.
+        lambda c, point: cell_upto(
+            (found[0].seconds[c[1:]], found[0].rounds[c[1:]]),
+            (found[c[0]].seconds[c[1:]], found[c[0]].rounds[c[1:]]),
+            point,
+        ),
         ref.profile,
         done,
         t,
@@ -172,7 +178,7 @@ def open_at_look(runs: Sequence[RunRecord], measured: int) -> set[str] | None:
         return set()  # nothing measured on two servers (yet): nothing to wait for
     if measured not in judged.planned:
         return None
-    return {r.variant for r in judged.undecided}
+    return {r.variant for r in judged.undecided if not r.verdict.futile}
 
 
 @dataclass

@@ -162,6 +162,13 @@ class Verdict(BaseModel):
     """Fewer trials than a verdict needs on one side: undecided, without an interval."""
     look: int | None = None
     """The measured round at which the word was settled (auto repeats); None otherwise."""
+    pairing: Literal["paired", "unpaired"] | None = None
+    """"paired": judged on the within-round pairs (signed rank, `explorer.analysis.paired`);
+    "unpaired": on the pooled trials (Mann–Whitney) because rounds were incomplete or too
+    few for the paired test; None for a lone `compare`."""
+    futile: str | None = None
+    """Why an undecided comparison was closed early (`explorer.analysis.futility`): it cannot
+    reach any word by max_repeats at the noise seen."""
     word: str
     """One of `WORDS`, or `NO_BASELINE`."""
     baseline_pending: bool = False

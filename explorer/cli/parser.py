@@ -11,7 +11,8 @@ import platform
 from pathlib import Path
 from typing import Any
 
-from explorer.analysis.report import FORMATS
+from explorer.analysis.formats import FORMATS
+from explorer.analysis.gate import EXIT_REGRESSED, Gate, gate_from_args
 from explorer.analysis.units import human_bytes
 from explorer.cli.choice import several_servers
 from explorer.errors import PgwxError
@@ -107,6 +108,11 @@ def _run_args(p: argparse.ArgumentParser) -> None:
         help="allow fsync/full_page_writes off on a server pgwx does not own",
     )
     p.add_argument(
+        "--allow-undecidable",
+        action="store_true",
+        help="run fixed --repeats even when they are too few to decide any comparison",
+    )
+    p.add_argument(
         "--allow-large",
         action="store_true",
         help=f"run even when one trial is estimated over {MAX_ROWS:,} rows or "
@@ -120,6 +126,43 @@ def _run_args(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--no-sample", action="store_true", help="do not run the stats sampler")
     p.add_argument("--settle", type=float, help="seconds to pause after each CHECKPOINT")
+    p.add_argument(
+        "--label",
+        help="a free label kept with the run (what changed: 'kernel 6.8'), shown in runs, "
+        "history, compare and the store's views",
+    )
+    p.add_argument("--ref", help="a git ref or version kept with the run, shown like --label")
+
+
+def _gate_args(p: argparse.ArgumentParser) -> None:
+    """--fail-on slower, narrowed by --fail-variant / --fail-phase (explorer.analysis.gate)."""
+    p.add_argument(
+        "--fail-on",
+        metavar="WORD",
+        help=f"exit {EXIT_REGRESSED} when a comparison is decided `slower` beyond the threshold "
+        "(never on same, faster or undecided); WORD is `slower`",
+    )
+    p.add_argument(
+        "--fail-variant",
+        action="append",
+        metavar="NAME",
+        help="with --fail-on: watch only this variant (repeatable)",
+    )
+    p.add_argument(
+        "--fail-phase",
+        action="append",
+        metavar="NAME",
+        help="with --fail-on: watch only this phase, e.g. copy or total (repeatable)",
+    )
+
+
+def gate_arg(args: argparse.Namespace) -> Gate | None:
+    """The gate --fail-on/--fail-variant/--fail-phase name (None without --fail-on)."""
+    return gate_from_args(
+        getattr(args, "fail_on", None),
+        getattr(args, "fail_variant", None),
+        getattr(args, "fail_phase", None),
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -177,6 +220,7 @@ def build_parser() -> argparse.ArgumentParser:
         "max_wal_size=256MB,1GB,4GB,16GB); the report draws them as a curve",
     )
     run.add_argument("--format", choices=sorted(FORMATS), default="md")
+    _gate_args(run)
     selftest = sub.add_parser(
         "selftest",
         help="run a profile's baseline against itself: this machine's noise, false-finding "
@@ -200,6 +244,7 @@ def build_parser() -> argparse.ArgumentParser:
     cmp.add_argument("run_b", metavar="RUN_B", help="the run judged against it")
     cmp.add_argument("--format", choices=["md", "json"], default="md")
     cmp.add_argument("--threshold", help="noise threshold (5%% or 0.05; default RUN_A's)")
+    _gate_args(cmp)
     rpl = sub.add_parser(
         "replay", help="play a run back without a server: a stored run, a .pgwx file, or a demo"
     )
@@ -249,13 +294,17 @@ def build_parser() -> argparse.ArgumentParser:
     psh = sub.add_parser("push", help="copy stored runs into another store (the team's)")
     psh.add_argument("runs", nargs="+", metavar="RUN", help="run ids or prefixes, 'latest', 'all'")
     psh.add_argument(
-        "--to", metavar="STORE", help="the store to copy into (default --results / PGWX_RESULTS)"
+        "--to",
+        metavar="STORE",
+        help="the store to copy into (default --results / PGWX_RESULTS; then name the store "
+        "to copy from with --from)",
     )
     psh.add_argument(
         "--from",
         dest="source",
         metavar="STORE",
-        help="the store to copy from (default the local file, ~/.local/share/pgwx/results.sqlite)",
+        help="the store to copy from (default the store in force: --results, PGWX_RESULTS, "
+        "else ~/.local/share/pgwx/results.sqlite)",
     )
     hst = sub.add_parser("history", help="one profile's verdicts across stored runs")
     hst.add_argument("profile", help="the profile's name, as `pgwx runs` shows it")
@@ -269,6 +318,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     srv.add_argument("action", choices=["start", "stop", "status", "list"])
     srv.add_argument("--data-dir", type=Path, default=argparse.SUPPRESS)
+    srv.add_argument(
+        "--keep-server",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help="accepted here too: `server start` always leaves the server running",
+    )
     _pg_args(srv, {"default": argparse.SUPPRESS})
     return parser
 

@@ -19,6 +19,7 @@ from textual.app import App
 from textual.filter import LineFilter
 from textual.screen import Screen
 
+from explorer.lab.run.bench import ServerChoice, named_choices
 from explorer.lab.run.signals import TerminatingSignals
 from explorer.lab.store.replay import ReplaySource
 from explorer.lab.store.results import ResultStore
@@ -26,7 +27,7 @@ from explorer.models import Capabilities, Profile
 from explorer.server.connect import Target
 from explorer.tui.collector import AFTER_KEY, TICK, QuietCollector
 from explorer.tui.commands import LabCommands
-from explorer.tui.config import LabConfig, ServerChoice, offered_profiles
+from explorer.tui.config import LabConfig, offered_profiles
 from explorer.tui.glyphs import AsciiFilter, locale_wants_ascii, set_ascii
 from explorer.tui.screens.lab import LabScreen
 
@@ -208,7 +209,7 @@ def several_servers(
     return tuple(
         ServerChoice(target=s, keep_server=True)
         if isinstance(s, Target)
-        else ServerChoice(dsn=s[0], pg=s[1], keep_server=keep_server, user_server=s[1] is None)
+        else named_choices([s], keep_server)[0]
         for s in servers
     )
 
@@ -224,6 +225,7 @@ def run_app(
     ascii: bool | None = None,
     present: bool | None = None,
     servers: list[tuple[str | None, int | None]] | None = None,
+    results: str | None = None,
 ) -> int:
     """Open the app (`pgwx`), or replay a run in it (`pgwx replay RUN|FILE|NAME`).
 
@@ -231,11 +233,12 @@ def run_app(
         speed: Replay speed (1 = recorded pace).
         present: The presenter layout (None: automatic on a projector-sized terminal).
         servers: Several servers to take turns on, as named: (--dsn, --pg) each.
+        results: The results store (`--results`; None: $PGWX_RESULTS, else the local file).
 
     Returns:
         The process exit status.
     """
-    store = ResultStore()
+    store = ResultStore(results)
     try:
         source = ReplaySource.find(store, replay, speed) if replay else None
         app = PgwxApp(

@@ -25,7 +25,7 @@ class LabCommands(Provider):
         config = getattr(screen, "config", None)
         replay = getattr(config, "replay", None) is not None
         out: list[tuple[str, Callable[[], Any], str]] = [
-            (key.title, partial(screen.run_action, key.action), key.palette_help())
+            (key.title, partial(screen.run_action, key.action), key.palette_help(replay))
             for key in LAB_KEYS
             if key.applies(replay)  # a replay offers no run keys, a live session no replay keys
         ]

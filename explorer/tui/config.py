@@ -7,55 +7,15 @@ is typed and nothing below the app imports the app.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from pathlib import Path
+from dataclasses import dataclass, field
 
 from explorer.lab.profiles.catalog import ProfileError, list_profiles
-from explorer.lab.run.session import uses_user_server
+from explorer.lab.run.bench import ServerChoice
 from explorer.lab.store.replay import ReplaySource
 from explorer.lab.store.results import ResultStore
 from explorer.models import Profile
-from explorer.server.connect import Target
 
-
-@dataclass(frozen=True)
-class ServerChoice:
-    """Which server the lab works on, as the user (or a test) chose it."""
-
-    target: Target | None = None
-    """A server already reached (tests inject one); None to find or start one."""
-    dsn: str | None = None
-    """The user's connection string (None: libpq environment, else the bundled PG 18)."""
-    data_dir: Path | None = None
-    """Cluster directory of the bundled server."""
-    keep_server: bool = False
-    """Leave the bundled server running on quit."""
-    user_server: bool = False
-    """The user named a server (`--dsn` or a libpq variable) instead of one pgwx owns."""
-    bindir: Path | None = None
-    """Programs of the installed PostgreSQL to own a cluster of (`--pg N`); None: bundled 18."""
-    pg: int | None = None
-    """The major version `--pg N` named, when this is one of several servers (its programs
-    are found when the server is started, as `pgwx run --pg 15 --pg 18` finds them)."""
-
-    @property
-    def named(self) -> tuple[str | None, int | None]:
-        """The server as the command line names it: (--dsn, --pg), for a sentence about it."""
-        return self.dsn, self.pg
-
-    @classmethod
-    def of(
-        cls,
-        target: Target | None,
-        dsn: str | None,
-        data_dir: Path | None,
-        keep_server: bool,
-        bindir: Path | None = None,
-    ) -> ServerChoice:
-        """The choice, with whether it names the user's server decided now (from the
-        environment as it is at start); `--pg N` (bindir) wins over the libpq environment."""
-        user = bindir is None and uses_user_server(dsn)
-        return cls(target, dsn, data_dir, keep_server, user_server=user, bindir=bindir)
+__all__ = ["LabConfig", "ServerChoice", "offered_profiles"]
 
 
 @dataclass(frozen=True)
@@ -64,7 +24,7 @@ class LabConfig:
 
     store: ResultStore
     """Where runs go (and where exports and screenshots are written next to)."""
-    server: ServerChoice = ServerChoice()
+    server: ServerChoice = field(default_factory=ServerChoice)
     """Which server: the one handed in, the user's, or the bundled one."""
     servers: tuple[ServerChoice, ...] = ()
     """Every server, in the order named, when several were (`pgwx --pg 15 --pg 18`, or

@@ -20,7 +20,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from textual import on, work
 from textual.message import Message
@@ -29,8 +29,8 @@ from textual.worker import Worker, WorkerCancelled, WorkerFailed, WorkerState
 
 from explorer.analysis import servers
 from explorer.errors import PgwxError
-from explorer.lab.run.axis import named_once, resolve_servers, run_on_servers
-from explorer.lab.run.request import RunRequest
+from explorer.lab.run.bench import Bench
+from explorer.lab.run.request import RunOptions, RunRequest
 from explorer.lab.run.session import Session
 from explorer.lab.safety.settings import JournalUnreadable
 from explorer.lab.store.replay import Player, ReplaySource
@@ -45,9 +45,11 @@ from explorer.models import (
     SampleTaken,
 )
 from explorer.server.connect import Target
-from explorer.server.conninfo import mask_secrets
 from explorer.server.failures import failure_reason
 from explorer.tui.config import LabConfig
+
+if TYPE_CHECKING:
+    from explorer.lab.run.runner import Runner
 
 REPLAY_REPAINT_HZ = 4.0
 """Most sample repaints per second during a replay: what a live run at 4 Hz costs."""
@@ -154,37 +156,49 @@ class RunController(Widget):
         """How the lab was opened."""
         self.target: Target | None = None
         """The server, once reached."""
-        self.session: Session | None = None
-        """The session on it, owned here: `release` stops the bundled server pgwx started."""
-        self.sessions: list[Session] = []
-        """Every server's session when there are several (the first is `session`)."""
-        self.labels: list[str] = []
-        """The servers' labels ('15', '18') once they are open, when there are several."""
+        self.bench = Bench(config.store, config.servers or (config.server,))
+        """The servers, their sessions (owned here: `release` stops the bundled servers
+        pgwx started) and the latest run's runners, as `pgwx run` has them too."""
         self.group: list[RunRecord] = []
         """The stored runs of the latest run on several servers, the reference first."""
         self.put_back = threading.Event()
         """Set once quitting has undone the run and released the server (a thread that
         ends a process whose terminal is gone waits for it)."""
-        self.runners: list[Any] = []
-        """The runners of the latest run, one per server (the first's clock drives the
-        live timer)."""
         self.failed: str | None = None
         """Why the server could not be reached or opened, until a retry succeeds."""
         self.player: Player | None = None
         """The replay's position, speed and pause (None: not a replay)."""
         self._cancelling = False
-        self._quitting = False
 
     @property
-    def runner(self) -> Any:
+    def session(self) -> Session | None:
+        """The (first) server's session, once it is had."""
+        return self.bench.sessions[0] if self.bench.sessions else None
+
+    @property
+    def sessions(self) -> list[Session]:
+        """Every server's session when there are several (the first is `session`)."""
+        return self.bench.sessions if self.bench.several else []
+
+    @property
+    def labels(self) -> list[str]:
+        """The servers' labels ('15', '18') once they are open, when there are several."""
+        return self.bench.labels
+
+    @property
+    def runners(self) -> list[Runner]:
+        """The runners of the latest run, one per server (the first's clock drives the
+        live timer)."""
+        return self.bench.runners
+
+    @property
+    def runner(self) -> Runner | None:
         """The runner of the latest run (the first server's, when it took turns)."""
         return self.runners[0] if self.runners else None
 
     def every_session(self) -> list[Session]:
         """The server's session, or each of several servers' (none before one is had)."""
-        if self.sessions:
-            return list(self.sessions)
-        return [self.session] if self.session is not None else []
+        return list(self.bench.sessions)
 
     def say(self, text: str, level: str = "info") -> None:
         """A log line, through the screen (safe from a thread: post_message is)."""
@@ -193,107 +207,44 @@ class RunController(Widget):
     # ------------------------------------------------------------------ server
     @work(thread=True, exclusive=True, group="server", name="server", exit_on_error=False)
     def start_server(self) -> None:
-        """Reach the user's server, or start the bundled one (blocking, so in a thread)."""
-        choice = self.config.server
-        if self.config.servers:
-            self._start_servers()
-            return
-        if choice.user_server:
+        """Reach the user's server(s), or start those pgwx owns (blocking, so in a thread);
+        if one of several cannot be had, those started are stopped again and one sentence
+        names it."""
+        if not self.bench.several and self.config.server.user_server:
             self.say("connecting…")
-        session = Session.resolve(
-            self.config.store,
-            dsn=choice.dsn,
-            data_dir=choice.data_dir,
-            keep_server=choice.keep_server,
-            say=self.say,
-            bindir=choice.bindir,
-        )
-        # Kept at once, from this thread: if the app dies before `target_ready` runs, the
-        # server started here is still released (the app's last act is `release`).
-        self.session = session
-        self._adopt(session, choice.keep_server)
-        self.app.call_from_thread(self.target_ready, session.target)
-
-    def _start_servers(self) -> None:
-        """Reach or start each of several servers (in the thread); if one cannot be had,
-        those started are stopped again and one sentence names it (`resolve_servers`)."""
-        chosen = self.config.servers
-        if all(c.target is not None for c in chosen):
-            # Handed in (tests): their maker's, never stopped here.
-            sessions = [
-                Session(c.target, self.config.store, keep_server=True)
-                for c in chosen
-                if c.target is not None
-            ]
-        else:
-            keep = chosen[0].keep_server
-            sessions = resolve_servers([c.named for c in chosen], self.config.store, keep, self.say)
-        self.sessions, self.session = sessions, sessions[0]
-        for session in sessions:
-            self._adopt(session, session.keep_server)
+        # Kept by the bench at once, from this thread: if the app dies before `target_ready`
+        # runs, a server started here is still released (the app's last act is `release`).
+        sessions = self.bench.resolve(self.say, adopt=lambda m: self.say(m, "warning"))
         self.app.call_from_thread(self.target_ready, sessions[0].target)
-
-    def _adopt(self, session: Session, keep_server: bool) -> None:
-        """A server found running that a pgwx which died left: said, and stopped on quit
-        unless it is to be kept."""
-        server = session.target.bundled
-        if server is not None and not server.started_here and server.holder is None:
-            # Running, not started by this process, held by nobody: a pgwx that died left it.
-            if keep_server:
-                self.say(
-                    f"found {server.kind()} in {server.data_dir} left running by an "
-                    "earlier pgwx; --keep-server leaves it running",
-                    "warning",
-                )
-            else:
-                self.say(
-                    f"found {server.kind()} in {server.data_dir} left running by an "
-                    "earlier pgwx; it is stopped when you quit",
-                    "warning",
-                )
-                server.started_here = True  # ours now: released (stopped) like one we started
 
     def target_ready(self, target: Target) -> None:
         """The server is reachable (or should be): open the session on it."""
         self.target = target
         if self.session is None or self.session.target is not target:
             # A target handed to the app (tests) belongs to whoever made it: never stopped here.
-            self.session = Session(target, self.config.store, keep_server=True)
+            self.bench.sessions = [Session(target, self.config.store, keep_server=True)]
         self.post_message(self.TargetReached(target))
         self.open_session()
 
     @work(exclusive=True, group="probe", name="probe", exit_on_error=False)
     async def open_session(self) -> None:
-        """Open the session: probe the server, put back what a dead pgwx left (once)."""
+        """Open the sessions: probe, put back what a dead pgwx left (once); of several, one
+        that cannot be opened is one sentence naming it, and so is one server named twice."""
         assert self.session is not None
-        if self.sessions:
-            await self._open_servers()
+        caps = await self.bench.open(self._warn_about)
+        self.failed = None
+        if not self.sessions:
+            self.post_message(self.Opened(self.session.target, caps[0]))
             return
-        caps = await self.session.open(lambda m: self.say(m, "warning"))
-        self.failed = None
-        self.post_message(self.Opened(self.session.target, caps))
-
-    async def _open_servers(self) -> None:
-        """Open every server's session; one that cannot be opened is one sentence naming
-        it, and so is the same server named twice."""
-        caps: list[Capabilities] = []
-        for session, choice in zip(self.sessions, self.config.servers, strict=True):
-            label = session.target.label()
-            try:
-                caps.append(await session.open(self._warn_about(label)))
-            except PgwxError as exc:
-                dsn, pg = choice.named
-                what = f"--pg {pg}" if pg is not None else mask_secrets(dsn) if dsn else label
-                raise PgwxError(f"{what} cannot be used: {exc}") from None
-        named_once(self.sessions, caps)
-        self.labels = servers.labels([c.major for c in caps])
-        self.failed = None
         for n in range(len(self.sessions)):
             self.say(f"connected: {self.describe(n)}")
         self.post_message(self.ServersOpened(list(self.labels)))
 
-    def _warn_about(self, server: str) -> Callable[[str], None]:
-        """A warning in the log that names the server it is about (one of several)."""
+    def _warn_about(self, index: int) -> Callable[[str], None]:
+        """A warning in the log; of several servers, it names the one it is about."""
+        if not self.sessions:
+            return lambda message: self.say(message, "warning")
+        server = self.sessions[index].target.label()
         return lambda message: self.say(f"{server}: {message}", "warning")
 
     def reconnect(self) -> None:
@@ -354,8 +305,6 @@ class RunController(Widget):
             on: Which of several servers (their indexes): the matrix takes turns on all of
                 them; a single run (`r`) runs on the first. Empty: the one server.
         """
-        from explorer.lab.run.runner import Runner
-
         assert self.target is not None
         config = self.config
         # One sentence in the log, before any server work, if the run may not be.
@@ -370,36 +319,33 @@ class RunController(Widget):
         if len(on) > 1 and not single:
             await self._run_on_servers(profile, request.options, on)
             return
-        target = self.target
+        targets = [s.target for s in self.bench.sessions]
+        index = targets.index(self.target) if self.target in targets else 0
         if on and self.sessions:
-            session = self.sessions[on[0]]
-            target, caps = session.target, session.caps or caps
+            index, caps = on[0], self.sessions[on[0]].caps or caps
             if len(self.sessions) > 1:
                 self.say(
                     f"r runs on {self.label_of(on[0])} only; m takes turns on the checked servers"
                 )
         self.view.several([])
-        runner = Runner(target, profile, config.store, request.options, caps=caps)
-        self.runners = [runner]
-        await runner.run(self._emit)
+        await self.bench.run_one(index, profile, request.options, self._emit, caps)
 
-    async def _run_on_servers(self, profile: Profile, options: Any, on: tuple[int, ...]) -> None:
-        """The matrix on several servers, taking turns (`run_on_servers`, as `pgwx run --pg 15
+    async def _run_on_servers(
+        self, profile: Profile, options: RunOptions, on: tuple[int, ...]
+    ) -> None:
+        """The matrix on several servers, taking turns (the bench's, as `pgwx run --pg 15
         --pg 18`); when it ends, however, the verdicts between the servers from their stored
         runs go under the table."""
         sessions = [self.sessions[i] for i in on]
-        named = [self.config.servers[i].named for i in on]
         labels = servers.labels([s.caps.major for s in sessions if s.caps is not None])
         self.view.several(labels)
         self.group = []
-        runners: list[Any] = []
-        self.runners = runners
+        self.bench.runners = []
         store = self.config.store
         try:
-            await run_on_servers(
-                sessions, named, profile, store, options, self.say, self._emit_for, runners
-            )
+            await self.bench.take_turns(on, profile, options, self.say, self._emit_for)
         finally:
+            runners = self.bench.runners
             if len(runners) > 1:
                 try:
                     self.group = store.group(store.load(runners[0].run_id))
@@ -539,11 +485,7 @@ class RunController(Widget):
     # ------------------------------------------------------------------ quitting
     def quit(self) -> None:
         """Quit cleanly: cancel the run, wait for its undo, stop the bundled server."""
-        if self._quitting:
-            self.say("still putting the server back; one moment…")
-            return
-        self._quitting = True
-        self.shutdown()
+        self.bench.interrupted(self.shutdown, lambda m: self.say(f"{m}…"))
 
     @work(group="shutdown", name="shutdown", exit_on_error=False)
     async def shutdown(self) -> None:

@@ -22,6 +22,7 @@ ROOT = Path(__file__).resolve().parents[2]
 BENCHMARKS = sorted((ROOT / "benchmarks").glob("*.py"))
 
 PROOF = {
+    "history_flags.py": "| 20% | 20 |",
     "replay_memory.py": "key-to-screen over",
     "sampler_overhead.py": "throughput with/without (pairs)",
     "terminal_bytes.py": "during the run",

@@ -32,7 +32,16 @@ def test_pgwx_run_surfaces_a_bug_with_its_log(
     monkeypatch.setattr(TableKindWorkload, "trial", look_up_a_missing_key)
     assert pg18.bundled is not None
     argv = ["--data-dir", str(pg18.bundled.data_dir), "--keep-server", "run", "quick-demo"]
-    argv += ["--scale", "0.005", "--repeats", "1", "--settle", "0", "--no-sample"]
+    argv += [
+        "--scale",
+        "0.005",
+        "--repeats",
+        "1",
+        "--allow-undecidable",
+        "--settle",
+        "0",
+        "--no-sample",
+    ]
     assert cli.main(argv) == 3
     log = tmp_path / "state" / "pgwx.log"
     err = capsys.readouterr().err

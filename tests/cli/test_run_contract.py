@@ -52,12 +52,13 @@ def test_a_run_with_nothing_left_undecided_exits_0_and_says_decided(
 ) -> None:
     code, doc, err = _run(
         pg18, tmp_path, monkeypatch, capsys, "--variant", "logged", "--repeats", "1",
-        "--format", "json",
+        "--allow-undecidable", "--format", "json",
     )  # fmt: skip
     assert code == 0, err
     assert doc is not None
     jsonschema.validate(doc, SCHEMA)
     assert (doc["format"], doc["version"], doc["outcome"]) == ("pgwx-run", 1, "decided")
+    assert doc["rules"] >= 1
     assert doc["undecided"] == []
 
 
@@ -69,7 +70,7 @@ def test_a_run_with_comparisons_undecided_exits_4_and_says_so(
 ) -> None:
     code, doc, err = _run(
         pg18, tmp_path, monkeypatch, capsys, "--variant", "logged", "--variant", "unlogged",
-        "--repeats", "1", "--format", "json",
+        "--repeats", "1", "--allow-undecidable", "--format", "json",
     )  # fmt: skip
     assert code == 4, err
     assert doc is not None
@@ -90,3 +91,23 @@ def test_a_refused_run_exits_2_and_prints_no_document(
     )
     assert code == 2 and doc is None
     assert "has no variant bogus" in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_run_prints_bencher_metric_format_on_request(
+    pg18: Target,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    bmf = json.loads(
+        (Path(__file__).parents[1] / "fixtures" / "bmf.schema.json").read_text(encoding="utf-8")
+    )
+    code, doc, err = _run(
+        pg18, tmp_path, monkeypatch, capsys, "--variant", "logged", "--variant", "unlogged",
+        "--repeats", "1", "--format", "bmf",
+    )  # fmt: skip
+    assert code in (0, 4), err
+    assert doc is not None
+    jsonschema.validate(doc, bmf)
+    assert {name.split("/")[1] for name in doc} == {"logged", "unlogged"}
+    assert all(name.startswith("quick-demo/") and "seconds" in m for name, m in doc.items())

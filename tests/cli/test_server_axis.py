@@ -221,7 +221,18 @@ def test_several_dsns_are_servers_of_one_run_and_one_named_twice_is_refused(
         assert started.returncode == 0, started.stderr
         sock = base / "clusters" / f"pg{major}" / "sock"
         dsns.append(f"host={sock} user={SUPERUSER} dbname=postgres")
-    quick = ("--scale", "0.02", "--repeats", "1", "--warmup", "0", "--settle", "0", "--no-sample")
+    quick = (
+        "--scale",
+        "0.02",
+        "--repeats",
+        "1",
+        "--allow-undecidable",
+        "--warmup",
+        "0",
+        "--settle",
+        "0",
+        "--no-sample",
+    )
     done = pgwx(base, "run", "quick-demo", "--dsn", dsns[0], "--dsn", dsns[1], *quick)
     assert done.returncode in FINISHED, done.stderr
     assert "## Each variant on each server, against 15" in done.stdout
@@ -232,3 +243,30 @@ def test_several_dsns_are_servers_of_one_run_and_one_named_twice_is_refused(
     assert twice.stderr.strip().endswith(
         "is the same server as " + dsns[0] + "; name each server once."
     )
+
+
+def test_each_servers_card_prints_its_tables_figures(two_servers: TwoServerRun) -> None:
+    """Issue 33: the card's WAL is the table's total row on every server of the run, and the
+    legend says the run's tables share one 5 %."""
+    from explorer.analysis.card import card_lines
+    from explorer.analysis.judge import TOTAL, judge
+    from explorer.analysis.mechanism import fields
+    from explorer.analysis.report import summarize, verdict_legend
+    from explorer.analysis.units import human_bytes
+
+    for run in two_servers.runs:
+        total = {r.variant: r for r in summarize(run) if r.phase == TOTAL}
+        lines = card_lines(run)
+        assert lines
+        for line in lines:
+            if line.variant not in total:  # a variant this run did not pick (--variant)
+                assert line.total is None and not line.mechanism
+                continue
+            wal = fields(total[line.variant].mechanism)["wal_bytes"]
+            if line.baseline:
+                assert line.mechanism == f"WAL {human_bytes(wal)}", run.axis
+            elif line.mechanism.startswith("WAL"):
+                assert line.mechanism.endswith(f"→ {human_bytes(wal)}"), line.mechanism
+        judged = judge(run)
+        assert judged.tables == 3
+        assert "This run prints 3 such tables" in verdict_legend(judged)

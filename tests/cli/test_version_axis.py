@@ -60,7 +60,7 @@ def test_three_majors_take_turns_and_17_comes_from_pip() -> None:
             *("--pg", "15", "--pg", "17", "--pg", "18"),
             *("--variant", "logged", "--variant", "unlogged"),
             *("--scale", "0.02", "--repeats", str(ROUNDS), "--warmup", "0", "--settle", "0"),
-            *("--no-sample", "--format", "json"),
+            *("--no-sample", "--format", "json", "--allow-undecidable"),
         )
         assert done.returncode in FINISHED, done.stderr
         report = json.loads(done.stdout)

@@ -112,7 +112,17 @@ async def test_undo_holds_on_each_server_after_a_kill(base: Path, how: str) -> N
     journals = list((base / "state").glob("undo-*.json"))
     assert len(journals) == 2, journals  # one per server: each undone on its own
     if how == "next run":  # the next run on both servers recovers each as it opens
-        quick = ("--scale", "0.01", "--repeats", "1", "--warmup", "0", "--settle", "0")
+        quick = (
+            "--scale",
+            "0.01",
+            "--repeats",
+            "1",
+            "--allow-undecidable",
+            "--warmup",
+            "0",
+            "--settle",
+            "0",
+        )
         again = await asyncio.to_thread(
             pgwx, base, "run", "quick-demo", "--pg", "15", "--pg", "18", *quick, "--no-sample"
         )

@@ -111,6 +111,6 @@ def test_history_flags_a_ratio_that_left_the_last_interval(tmp_path: Path) -> No
         runs.append(rec)
     rows = history.history(runs)
     assert [bool(r.change) for r in rows] == [False, False, True]
-    assert "outside the last run's" in rows[2].change
+    assert "moved from 2.00× to 1.00×" in rows[2].change
     text = history.to_markdown("quick-demo", rows)
     assert text.count("⚑") == 2  # the flagged row and the legend

@@ -3,10 +3,15 @@ never show (the `cli` fixture in tests/conftest.py runs the command)."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from explorer.lab.store.results import ResultStore
+from explorer.server.connect import LIBPQ_ENV
+from tests.support.paths import ROOT
 
 SECRET = "hunter2-s3cret"
 """A password that must never show up in any output."""
@@ -40,3 +45,26 @@ def assert_one_sentence(
 FINISHED = (0, 4)
 """`pgwx run`'s exit status for a run that finished: every comparison decided (0), or some
 still undecided (4) — as a test's small run usually is."""
+
+
+def private_env(tmp_path: Path) -> dict[str, str]:
+    """The environment of a `pgwx` child: this checkout, no libpq variables, and a private
+    store, state and data directory under `tmp_path` (never the user's)."""
+    env = {k: v for k, v in os.environ.items() if k not in LIBPQ_ENV}
+    env.update(
+        PYTHONPATH=str(ROOT),
+        PGWX_RESULTS=str(tmp_path / "results.sqlite"),
+        PGWX_STATE_DIR=str(tmp_path / "state"),
+        XDG_DATA_HOME=str(tmp_path / "data"),
+        XDG_STATE_HOME=str(tmp_path / "xstate"),
+    )
+    return env
+
+
+def private_store(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """For `pgwx` run in this process: a private store and state directory, no libpq
+    variables (a test's `cli.main` never reaches the user's files or server)."""
+    monkeypatch.setenv("PGWX_RESULTS", str(tmp_path / "r.sqlite"))
+    monkeypatch.setenv("PGWX_STATE_DIR", str(tmp_path / "state"))
+    for var in LIBPQ_ENV:
+        monkeypatch.delenv(var, raising=False)

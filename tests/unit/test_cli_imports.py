@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from explorer.paths import recordings_dir
-from explorer.server.connect import LIBPQ_ENV
+from tests.support.cli import private_env
 from tests.support.paths import ROOT
 
 HEAVY = ("asyncpg", "textual")
@@ -43,19 +43,11 @@ def pgwx(tmp_path: Path) -> Pgwx:
     """Run pgwx ARGS in a child with a private store and state; returns it and what it loaded."""
 
     def run(*args: str) -> tuple[subprocess.CompletedProcess[str], list[str]]:
-        env = {k: v for k, v in os.environ.items() if k not in LIBPQ_ENV}
-        env.update(
-            PYTHONPATH=str(ROOT),
-            PGWX_RESULTS=str(tmp_path / "results.sqlite"),
-            PGWX_STATE_DIR=str(tmp_path / "state"),
-            XDG_DATA_HOME=str(tmp_path / "data"),
-            XDG_STATE_HOME=str(tmp_path / "xstate"),
-        )
         proc = subprocess.run(
             [sys.executable, "-c", PROBE, ",".join(HEAVY), *args],
             capture_output=True,
             text=True,
-            env=env,
+            env=private_env(tmp_path),
             cwd=tmp_path,
             timeout=120,
         )

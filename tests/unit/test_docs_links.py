@@ -90,3 +90,19 @@ def test_slugs_follow_githubs_rules() -> None:
     assert slug("Run `pgwx selftest` once on a new machine") == (
         "run-pgwx-selftest-once-on-a-new-machine"
     )
+
+
+def commands() -> list[str]:
+    """Every subcommand `pgwx` has, from its own parser."""
+    import argparse
+
+    from explorer.cli.parser import build_parser
+
+    (sub,) = [a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)]
+    return sorted(sub.choices)
+
+
+def test_the_readme_names_every_command() -> None:
+    table = README.read_text().split("## Commands", 1)[1].split("\n## ", 1)[0]
+    assert len(commands()) > 10
+    assert [c for c in commands() if f"`pgwx {c}" not in table] == []

@@ -7,7 +7,7 @@ and /proc/loadavg at the start, after every trial and at the end: CPU time stole
 hypervisor, and other work competing with the server, make timings slower for reasons that
 have nothing to do with the knob under test.
 
-What those readings mean for the timings is judged in `explorer.analysis.environment`.
+What those readings mean for the timings is judged in `explorer.analysis.conditions`.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from pathlib import Path
 
 import asyncpg
 
+from explorer.lab.measure import machine
 from explorer.models import Capabilities, CpuLoad, Environment
 from explorer.server.connect import ConnectError, Target
 from explorer.version import pgwx_version
@@ -87,6 +88,14 @@ async def capture(conn: asyncpg.Connection, caps: Capabilities, target: Target) 
         [*ENV_SETTINGS, "data_checksums", "io_method"],
     )
     found = {r["name"]: r["value"] for r in rows}
+    local = same_machine(target)
+    # hidden from a role without pg_read_all_settings: then the row is absent, not an error
+    data_dir = (
+        await conn.fetchval("SELECT setting FROM pg_settings WHERE name = 'data_directory'")
+        if local
+        else None
+    )
+    mount = machine.mount_of(data_dir) if data_dir else None
     owned = target.bundled
     programs = None
     if owned is not None and owned.install is not None:
@@ -101,7 +110,15 @@ async def capture(conn: asyncpg.Connection, caps: Capabilities, target: Target) 
         settings={k: v for k, v in found.items() if k in ENV_SETTINGS},
         cpu_count=os.cpu_count(),
         cpu_model=cpu_model(),
-        same_machine=same_machine(target),
+        same_machine=local,
+        os=machine.os_name(),
+        kernel=machine.kernel(),
+        memory_bytes=machine.memory_bytes(),
+        machine_model=machine.machine_model(),
+        instance_type=machine.instance_type(),
+        data_fs=mount.fs if mount else None,
+        data_device=mount.device if mount else None,
+        data_mount=mount.point if mount else None,
     )
 
 

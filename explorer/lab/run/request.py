@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from explorer.analysis.plan import least_comparisons, plan_sentence, refusal
 from explorer.errors import UsageError
 from explorer.lab.run.limits import SizeEstimate, check_sizes
 from explorer.models import Profile, Variant, parse_budget, parse_sweep, parse_threshold
@@ -47,6 +48,14 @@ class RunOptions:
     """Overrides the profile's pause after CHECKPOINT."""
     trust_sql: bool = False
     """Run a profile's own SQL unfenced (as pgwx's own user) where the fence cannot be made."""
+    label: str | None = None
+    """A free label kept with the run (`--label`), shown in runs, history and compare."""
+    ref: str | None = None
+    """A git ref or version kept with the run (`--ref`)."""
+
+
+LABEL_MAX = 200
+"""Longest --label / --ref kept (models.RunRecord)."""
 
 
 def select_variants(profile: Profile, wanted: Sequence[str] | None) -> list[Variant]:
@@ -113,6 +122,10 @@ class RunRequest:
         sample: bool = True,
         sample_interval: float = 0.25,
         trust_sql: bool = False,
+        allow_undecidable: bool = False,
+        servers: int = 1,
+        label: str | None = None,
+        ref: str | None = None,
     ) -> RunRequest:
         """Check a run as a user asked for it (options as typed: threshold '5%', budget '10m').
 
@@ -131,6 +144,16 @@ class RunRequest:
         )
         if warmup is not None and not 0 <= warmup <= MAX_WARMUP:
             raise UsageError(f"--warmup must be between 0 and {MAX_WARMUP}.")
+        # Fixed --repeats that cannot reach Holm's first level in the smallest table this run
+        # can make (one phase): refused before any server work (`explorer.analysis.plan`).
+        # Only a number the user typed: a profile's own repeats are its author's choice.
+        fixed = profile.model_copy(update={"repeats": repeats}) if repeats else None
+        refused = fixed and refusal(fixed, least_comparisons(len(chosen), servers))
+        if refused and not allow_undecidable:
+            raise UsageError(refused)
+        for option, text in (("--label", label), ("--ref", ref)):
+            if text is not None and not 0 < len(text.strip()) <= LABEL_MAX:
+                raise UsageError(f"{option} takes 1 to {LABEL_MAX} characters.")
         options = RunOptions(
             scale=scale,
             repeats=repeats,
@@ -143,6 +166,8 @@ class RunRequest:
             sample_interval=sample_interval,
             settle_seconds=settle,
             trust_sql=trust_sql,
+            label=label.strip() if label else None,
+            ref=ref.strip() if ref else None,
         )
         return cls(profile=profile, options=options, estimate=estimate, variants=chosen)
 
@@ -157,3 +182,16 @@ def swept(profile: Profile, spec: str) -> Profile:
     data = profile.model_dump()
     data["sweep"] = sweep.model_dump()
     return Profile.model_validate(data)
+
+
+def run_plan(request: RunRequest, servers: int = 1, noise: float | None = None) -> str:
+    """The plan sentence a front end says before the first trial (`explorer.analysis.plan`),
+    with this machine's trial-to-trial `noise` when a self-test kept it."""
+    o = request.options
+    update: dict[str, Any] = {}
+    if o.repeats is not None:
+        update["repeats"] = o.repeats
+    if o.threshold is not None:
+        update["threshold"] = o.threshold
+    profile = request.profile.model_copy(update=update)
+    return plan_sentence(profile, least_comparisons(len(request.variants), servers), noise)

@@ -53,21 +53,7 @@ CREATE TABLE IF NOT EXISTS owners (
     started TEXT);
 """
 
-PG_TABLES = f"""
-CREATE SCHEMA IF NOT EXISTS {PG_SCHEMA};
-CREATE TABLE IF NOT EXISTS {PG_SCHEMA}.meta (key text PRIMARY KEY, value text NOT NULL);
-CREATE TABLE IF NOT EXISTS {PG_SCHEMA}.runs (
-    id text PRIMARY KEY, started_at text NOT NULL, profile text NOT NULL,
-    status text NOT NULL, record jsonb NOT NULL);
-CREATE TABLE IF NOT EXISTS {PG_SCHEMA}.trials (
-    run_id text NOT NULL REFERENCES {PG_SCHEMA}.runs(id), seq integer NOT NULL,
-    result jsonb NOT NULL, PRIMARY KEY (run_id, seq));
-CREATE TABLE IF NOT EXISTS {PG_SCHEMA}.events (
-    run_id text NOT NULL REFERENCES {PG_SCHEMA}.runs(id), seq integer NOT NULL,
-    event jsonb NOT NULL, PRIMARY KEY (run_id, seq));
-CREATE TABLE IF NOT EXISTS {PG_SCHEMA}.owners (
-    run_id text PRIMARY KEY REFERENCES {PG_SCHEMA}.runs(id), host text NOT NULL,
-    pid integer NOT NULL, started text);
+MEASUREMENTS_VIEW = f"""
 CREATE OR REPLACE VIEW {PG_SCHEMA}.measurements AS
 SELECT r.id AS run_id,
        (r.record->>'started_at')::timestamptz AS run_started_at,
@@ -84,18 +70,66 @@ SELECT r.id AS run_id,
            'server', r.record->'server'->>'dsn_masked',
            'machine', r.record->'environment'->'machine',
            'settings', r.record->'environment'->'settings',
-           'scale', r.record->'scale') AS environment
+           'scale', r.record->'scale',
+           'os', r.record->'environment'->>'os',
+           'kernel', r.record->'environment'->>'kernel',
+           'memory_bytes', r.record->'environment'->'memory_bytes',
+           'machine_model', r.record->'environment'->>'machine_model',
+           'instance_type', r.record->'environment'->>'instance_type',
+           'data_fs', r.record->'environment'->>'data_fs',
+           'data_device', r.record->'environment'->>'data_device') AS environment,
+       r.record->>'label' AS label,
+       r.record->>'ref' AS ref
 FROM {PG_SCHEMA}.runs r
 JOIN {PG_SCHEMA}.trials t ON t.run_id = r.id
 CROSS JOIN LATERAL jsonb_array_elements(t.result->'phases') AS p
-CROSS JOIN LATERAL (VALUES
-    ('seconds', (p->>'seconds')::double precision),
-    ('rows', (p->>'rows')::double precision),
-    ('wal_bytes', (p->'mechanism'->>'wal_bytes')::double precision)) AS m(metric, value)
+CROSS JOIN LATERAL (
+    SELECT v.metric, v.value FROM (VALUES
+        ('seconds', (p->>'seconds')::double precision),
+        ('rows', (p->>'rows')::double precision),
+        ('wal_bytes', (p->'mechanism'->>'wal_bytes')::double precision),
+        ('wal_fpi', (p->'mechanism'->>'wal_fpi')::double precision),
+        ('wal_records', (p->'mechanism'->>'wal_records')::double precision),
+        ('checkpoints', (p->'mechanism'->>'checkpoints')::double precision)) AS v(metric, value)
+    UNION ALL
+    -- pg_stat_io by writer: writes_checkpointer, extends_workload, fsyncs_bgwriter …
+    SELECT k.metric || '_' || w.key, (w.value->>k.field)::double precision
+    FROM jsonb_each(CASE WHEN jsonb_typeof(p->'mechanism'->'writers') = 'object'
+                         THEN p->'mechanism'->'writers' ELSE '{{}}'::jsonb END) AS w
+    CROSS JOIN (VALUES ('writes', 'written'), ('extends', 'extended'), ('fsyncs', 'fsyncs'))
+        AS k(metric, field)
+    UNION ALL
+    -- the share of the workload's sampled backends in each wait event: wait_share:IO:WalSync
+    SELECT 'wait_share:' || x.key,
+           (x.value #>> '{{}}')::double precision
+               / nullif((p->'mechanism'->>'wait_samples')::double precision, 0)
+    FROM jsonb_each(CASE WHEN jsonb_typeof(p->'mechanism'->'waits') = 'object'
+                         THEN p->'mechanism'->'waits' ELSE '{{}}'::jsonb END) AS x
+) AS m(metric, value)
 WHERE t.result->>'status' = 'ok' AND m.value IS NOT NULL;
 COMMENT ON VIEW {PG_SCHEMA}.measurements IS
-    'pgwx: one row per run, variant, phase, trial and metric (seconds, rows, wal_bytes)';
+    'pgwx: one row per run, variant, phase, trial and metric (seconds, rows, wal_bytes, '
+    'wal_fpi, wal_records, checkpoints, writes/extends/fsyncs by writer, wait shares)';
 """
+"""The long view for charts: one row per run, variant, phase, trial and metric. Replaced in
+place (columns only ever added at the end) when an older store gets its first verdicts."""
+
+PG_TABLES = f"""
+CREATE SCHEMA IF NOT EXISTS {PG_SCHEMA};
+CREATE TABLE IF NOT EXISTS {PG_SCHEMA}.meta (key text PRIMARY KEY, value text NOT NULL);
+CREATE TABLE IF NOT EXISTS {PG_SCHEMA}.runs (
+    id text PRIMARY KEY, started_at text NOT NULL, profile text NOT NULL,
+    status text NOT NULL, record jsonb NOT NULL);
+CREATE TABLE IF NOT EXISTS {PG_SCHEMA}.trials (
+    run_id text NOT NULL REFERENCES {PG_SCHEMA}.runs(id), seq integer NOT NULL,
+    result jsonb NOT NULL, PRIMARY KEY (run_id, seq));
+CREATE TABLE IF NOT EXISTS {PG_SCHEMA}.events (
+    run_id text NOT NULL REFERENCES {PG_SCHEMA}.runs(id), seq integer NOT NULL,
+    event jsonb NOT NULL, PRIMARY KEY (run_id, seq));
+CREATE TABLE IF NOT EXISTS {PG_SCHEMA}.owners (
+    run_id text PRIMARY KEY REFERENCES {PG_SCHEMA}.runs(id), host text NOT NULL,
+    pid integer NOT NULL, started text);
+{MEASUREMENTS_VIEW}"""
 """The PostgreSQL store: the SQLite tables with `jsonb` records, and the long view."""
 
 

@@ -256,6 +256,7 @@ class ResultStore:
         with self._write():
             self._flush_events()
             self._set_status(run_id, status, reason, environment)
+        self.write_verdicts(self.load(run_id))
 
     def _set_status(
         self,
@@ -291,6 +292,15 @@ class ResultStore:
                 # one event at a time: a long recording's events are not all held at once
                 ((record.id, n, e.model_dump_json()) for n, e in enumerate(events)),
             )
+        self.write_verdicts(record)
+
+    def write_verdicts(self, record: RunRecord) -> int:
+        """Judge the run (with its trials) and keep its verdict rows, in one transaction
+        (`explorer.lab.store.verdicts`); returns how many rows were written."""
+        from explorer.lab.store import verdicts
+
+        with self._write():
+            return verdicts.write(self.sql, record)
 
     def mark_interrupted(self) -> list[str]:
         """Runs left "running" by a pgwx that is gone: mark them incomplete, return their ids.
@@ -305,6 +315,8 @@ class ResultStore:
             ids = self._orphans()
             for run_id in ids:
                 self._set_status(run_id, "incomplete", INTERRUPTED)
+        for run_id in ids:
+            self.write_verdicts(self.load(run_id))
         return ids
 
     # ------------------------------------------------------------------ reading

@@ -215,6 +215,8 @@ class LabScreen(Screen[None]):
                 # panel's ~90 nodes), a third of a key press over SSH.
                 widget.update_classes(classes, update=False)
                 restyle(widget)
+        if pane == "results":
+            self.query_one(ResultsTable).refit()
         focused = self.focused
         one_at_a_time = self._tabs_shown() or self.has_class("-present")
         if focused is None or not one_at_a_time:
@@ -334,6 +336,7 @@ class LabScreen(Screen[None]):
         was = self.has_class("-present")
         classes = layout_classes(width, height, self.present)
         self.update_classes(classes, animate=False)
+        self.query_one(ResultsTable).refit()
         if classes["-present"] and not was and self.present is None:
             self.note(f"presenter layout at {width}x{height}; P for the usual panes")
 
@@ -807,7 +810,8 @@ class LabScreen(Screen[None]):
     def action_help(self) -> None:
         """Keys and panes."""
         replay = self.config.replay is not None
-        self.app.push_screen(HelpScreen([key for key in LAB_KEYS if key.applies(replay)]))
+        keys = [key for key in LAB_KEYS if key.applies(replay)]
+        self.app.push_screen(HelpScreen(keys, replay=replay))
 
     def action_export(self) -> None:
         """Write the table as markdown next to the results store, and say where."""

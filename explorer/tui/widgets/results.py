@@ -18,7 +18,7 @@ from textual.widgets import DataTable, Static
 
 from explorer.analysis.mechanism import UNKNOWN, MechanismSummary, detail_lines
 from explorer.analysis.report import SummaryRow
-from explorer.analysis.units import human_bytes
+from explorer.analysis.units import human_bytes, human_count
 from explorer.tui.restyle import FocusStylesKept
 
 COLUMNS = (
@@ -63,9 +63,8 @@ def _verdict(row: SummaryRow) -> Text:
 def _count(value: object) -> Text:
     if not isinstance(value, int | float):
         return Text("")
-    n = float(value)
-    shown = f"{n / 1000:.1f}k" if n >= 10_000 else f"{n:.0f}"
-    return Text(shown, justify="right")
+    # One form for the whole column (`5.6k` beside `11.5k`, not `5580`): `human_count`.
+    return Text(human_count(float(value)), justify="right")
 
 
 def _wal(m: MechanismSummary | None) -> Text:
@@ -244,6 +243,13 @@ class ResultsTable(FocusStylesKept, DataTable[Text | str]):
     def on_resize(self) -> None:
         """A new width may need the other row shape."""
         self._fit()
+
+    def refit(self) -> None:
+        """After the table is shown or laid out again (a pane key, a tab, a resize while it
+        was hidden): its shape follows the width it is shown at, decided after the layout.
+        A hidden table has no width to decide by and keeps its shape (a replay's jump may
+        have filled it hidden), and a pane shown again has the same size: no resize says so."""
+        self.call_after_refresh(self._fit)
 
     def _fit(self) -> bool:
         """Show the columns the width allows whole; True when the shape changed."""

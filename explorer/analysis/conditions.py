@@ -1,4 +1,5 @@
-"""What the run's environment means for its timings, and the environment as report text.
+"""The conditions a run was measured under: what its environment means for its timings, and
+that environment as report text.
 
 Warning thresholds (`warnings`): steal above 5 % of the CPU over the run, or above 10 %
 between two trials; a 1-minute load average above 1.5 runnable tasks per CPU at any trial's
@@ -7,6 +8,7 @@ end (the workload and the server account for at most about one per CPU on their 
 
 from __future__ import annotations
 
+from explorer.analysis.units import human_bytes
 from explorer.models import Environment
 
 STEAL_RUN = 0.05
@@ -49,6 +51,9 @@ def describe(env: Environment) -> list[str]:
         server += f", io_method {env.io_method}"
     cpu = f"{env.cpu_count or '?'} CPU(s)" + (f" ({env.cpu_model})" if env.cpu_model else "")
     lines.append(f"Environment: pgwx {env.pgwx_version} · {server} · {cpu}")
+    system = machine_line(env)
+    if system:
+        lines.append(system)
     if env.server_programs is not None:
         programs = env.server_programs.replace("`", "'")
         lines.append(f"Server owned by pgwx, made with `{programs}`")
@@ -68,3 +73,24 @@ def describe(env: Environment) -> list[str]:
             + ", ".join(f"{k}={v}" for k, v in sorted(env.settings.items()))
         )
     return lines
+
+
+def machine_line(env: Environment) -> str | None:
+    """'Machine: Debian 12, kernel 6.1, 7.6 GiB, data on ext4 (/dev/nvme0n1p1), EC2 m5.large';
+    None for a run stored before pgwx kept these (each unknown part is left out)."""
+    parts = []
+    if env.os:
+        parts.append(env.os)
+    if env.kernel:
+        parts.append(f"kernel {env.kernel}")
+    if env.memory_bytes:
+        parts.append(f"{human_bytes(env.memory_bytes)} memory")
+    if env.data_fs:
+        parts.append(
+            f"data on {env.data_fs}" + (f" ({env.data_device})" if env.data_device else "")
+        )
+    if env.instance_type:
+        parts.append(f"instance {env.instance_type}")
+    elif env.machine_model:
+        parts.append(env.machine_model)
+    return ("Machine: " + ", ".join(parts)) if parts else None
