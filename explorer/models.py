@@ -575,6 +575,8 @@ class PhaseMechanism(BaseModel):
     """WAL inserted during the phase (insert LSN at the phase's edges)."""
     wal_fpi: int | None = None
     """Full-page images written into WAL (pg_stat_wal; None where the view is missing)."""
+    wal_fpi_bytes: int | None = Field(default=None, exclude_if=lambda v: v is None)
+    """Bytes of those images (19+: pg_stat_wal.wal_fpi_bytes); None before 19 (unknown)."""
     wal_records: int | None = None
     """WAL records (pg_stat_wal)."""
     writers: dict[str, WriterIo] | None = None
@@ -663,6 +665,8 @@ class TrialStats(BaseModel):
     """pg_stat_wal records; None where the server lacks the view."""
     wal_fpi: int | None = None
     """pg_stat_wal full-page images; None where the server lacks the view."""
+    wal_fpi_bytes: int | None = Field(default=None, exclude_if=lambda v: v is None)
+    """Bytes of those images (19+: pg_stat_wal.wal_fpi_bytes); None before 19 (unknown)."""
     wal_buffers_full: int | None = None
     """pg_stat_wal buffers_full; None where the server lacks the view."""
     io: dict[str, Number] = {}

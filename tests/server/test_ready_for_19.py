@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from explorer.lab.measure.stats import counters_query
+from explorer.lab.measure.stats import Reading, counters_query
 from explorer.models import FkTiming, Knobs, Toast, Variant
 from explorer.server.capabilities import probe
 from explorer.server.connect import Target
@@ -91,3 +91,31 @@ async def test_not_enforced_is_an_fk_value_on_18_and_skipped_before(
     skipped = next(t for t in on15.trials if t.variant == "ne")
     assert skipped.status == "skipped"
     assert "NOT ENFORCED needs PostgreSQL 18+" in (skipped.reason or "")
+
+
+async def test_19s_fpi_bytes_are_read_where_reported_and_unknown_before(pg18: Target) -> None:
+    """pg_stat_wal of PostgreSQL 19's shape (wal_fpi_bytes) through the real counters query
+    and its parser, on a session-local view that shadows the catalog's."""
+    conn = await pg18.connect("test")
+    try:
+        caps = await probe(conn, owned=True)
+        real = await conn.fetchrow(counters_query(caps).sql, "pgwx-work", [])
+        await conn.execute(
+            "CREATE TEMP VIEW pg_stat_wal AS SELECT 10::bigint AS wal_records, "
+            "3::bigint AS wal_fpi, 900::numeric AS wal_bytes, 0::bigint AS wal_buffers_full, "
+            "24576::numeric AS wal_fpi_bytes"
+        )
+        nineteen = caps.model_copy(update={"version_num": 190000, "version": "19beta1"})
+        fake = await conn.fetchrow(counters_query(nineteen).sql, "pgwx-work", [])
+    finally:
+        await conn.close()
+    assert real is not None and fake is not None
+
+    def decoded(row: object) -> dict:
+        return {k: json.loads(v) if isinstance(v, str) else v for k, v in dict(row).items()}  # type: ignore[call-overload]
+
+    before = {**decoded(fake), "wal": [0, 0, 0, 0, None, None, None, None, 0]}
+    wal = Reading(decoded(fake)).since(Reading(before))["wal"]
+    assert (wal.fpi, wal.fpi_bytes) == (3, 24576)
+    # 18 does not report it: unknown, never 0
+    assert decoded(real)["wal"][-1] is None
