@@ -16,7 +16,7 @@ import statistics
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from explorer.analysis import conditions, mechanism
+from explorer.analysis import conditions, mechanism, sweep
 from explorer.analysis.card import card_lines, story
 from explorer.analysis.gate import EXIT_REGRESSED
 from explorer.analysis.judge import TOTAL, Judgement, judge, measured, samples, undecided_text
@@ -346,6 +346,8 @@ def to_markdown(
         ),
     )
     common, differ = settings_table(record)
+    if record.profile.sweep is not None:
+        lines += ["", "```", *sweep.chart(record, summary), "```"]
     # names run through the footnotes too: a line break in one must not start a row
     notes = [md_cell(line) for line in footnotes(record, judged)]
     lines += ["", *story_lines(record, judged), *notes, ""]
@@ -552,6 +554,11 @@ def to_json(
                 ),
                 "settings_common": common,
                 "settings_by_variant": differ,
+                **(
+                    {"sweep": sweep.as_json(record, summarize(record, judged))}
+                    if record.profile.sweep is not None
+                    else {}
+                ),
             },
             indent=2,
             default=str,

@@ -25,7 +25,7 @@ from explorer.cli.progress import Progress
 from explorer.errors import UsageError
 from explorer.lab.profiles.catalog import load_profile
 from explorer.lab.run.bench import Bench, ServerChoice, named_choices
-from explorer.lab.run.request import RunOptions, RunRequest, run_plan
+from explorer.lab.run.request import RunOptions, RunRequest, run_plan, swept
 from explorer.lab.run.session import Session
 from explorer.lab.run.signals import TerminatingSignals
 from explorer.lab.store.hints import hint
@@ -54,6 +54,8 @@ def resolve_session(
 def cmd_run(args: argparse.Namespace) -> int:
     """`pgwx run PROFILE`: the matrix, progress on stderr, the table on stdout."""
     profile = load_profile(args.profile, lambda m: print(f"pgwx: {m}", file=sys.stderr))
+    if getattr(args, "sweep", None):
+        profile = swept(profile, args.sweep)
     original = profile
     testing = getattr(args, "selftest", False)
     if testing:

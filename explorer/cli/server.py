@@ -104,5 +104,9 @@ def _list_installs() -> int:
         print(f"  data dir    {data_dir} ({made})")
     lz4 = installs.lz4_elsewhere()
     if lz4 is None:
-        print("\nNone of them is built with lz4; install one that is (Debian: postgresql-15).")
+        print(
+            "\nNone of them is built with lz4; "
+            f"`{installs.LZ4_EXTRA}` brings PostgreSQL 17 with lz4 and zstd (or Debian's "
+            "postgresql-15)."
+        )
     return 0

@@ -30,6 +30,7 @@ from explorer.lab.measure.environment import MachineLoad
 from explorer.lab.measure.environment import capture as capture_environment
 from explorer.lab.measure.probe import PhaseProbe
 from explorer.lab.measure.sampler import Sampler, SamplerNotice, TrialSampler
+from explorer.lab.profiles.anysetting import learn_settings, split, toast_pin
 from explorer.lab.profiles.availability import unavailable_reason
 from explorer.lab.run.request import RunOptions, select_variants
 from explorer.lab.run.scratch import scratch_dir
@@ -361,6 +362,12 @@ class Runner:
                 caps = self.caps = await probe(conn, owned=self.target.owned)
             finally:
                 await conn.close()
+        conn = await self.target.connect("admin")
+        try:
+            # A typo or a value out of range is said before anything runs (one sentence).
+            await learn_settings(conn, caps, [v for v, _ in plan])
+        finally:
+            await conn.close()
         journal = self._journal = Journal(caps.system_identifier)
         if self.target.bundled is not None:
             self._log_from = log_size(self.target.bundled)
@@ -375,7 +382,10 @@ class Runner:
         # Only a run that changes server settings takes the server-wide lock, and only such
         # a run may touch settings at all (another pgwx's may be in force).
         await owner.open(
-            settings=any(v.knobs.server_settings() and not reasons[v.name] for v, _ in plan)
+            settings=any(
+                split(v.knobs, caps, fenced=workload.runs_user_sql)[0] and not reasons[v.name]
+                for v, _ in plan
+            )
         )
         server = ServerInfo(
             dsn_masked=self.target.label(),
@@ -761,13 +771,21 @@ class Runner:
             clock=self.clock,
             session_settings=session_settings(caps, workload.params),
         )
+        server_wanted, session_wanted = split(variant.knobs, caps, fenced=ctx.fenced)
+        pinned = toast_pin(variant.knobs, caps)
+        if pinned and "default_toast_compression" not in server_wanted:
+            # A toastable column a profile does not list takes the session's default: pinned
+            # to the TOAST knob, so PostgreSQL 19's lz4 default cannot change it unseen.
+            session_wanted = {**pinned, **session_wanted}
+        # The variant's session-level settings reach its workload sessions only.
+        ctx.session_settings = {**session_wanted, **ctx.session_settings}
         result = TrialResult(
             run_id=self.run_id, variant=variant.name, repeat=repeat, status="ok", started_at=started
         )
         try:
             owner = scope.owner
             if (owner is None or owner.settings) and await scope.settings.apply(
-                variant.knobs.server_settings(), scope.contexts
+                server_wanted, scope.contexts
             ):
                 self._notice("server restarted; reconnecting")
                 if owner is not None:
@@ -779,7 +797,23 @@ class Runner:
             ctx.counters = lambda: _read_counters(side, sql)
             if sampler is not None:
                 ctx.probe = PhaseProbe(sampler, side, work_prefix())
-            result.settings = await settings_in_force(ctx.conn, list(WATCHED_GUCS))
+            result.settings = await settings_in_force(
+                ctx.conn,
+                [
+                    *WATCHED_GUCS,
+                    "default_toast_compression",
+                    "effective_wal_level",  # 19+: the level in force, read where present
+                    *(n for v in self.variants() for n in v.knobs.settings),
+                ],
+            )
+            effective = result.settings.get("effective_wal_level")
+            asked = variant.knobs.wal_level
+            if effective is not None and asked is not None and effective != asked:
+                self._notice(
+                    f"{variant.name}: wal_level is {asked} but the level in force "
+                    f"(effective_wal_level) is {effective}",
+                    "warning",
+                )
             booted = await postmaster_start(side)
             await run_watched(
                 workload.trial(ctx),
