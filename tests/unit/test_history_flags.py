@@ -75,7 +75,7 @@ def test_no_interval_no_test() -> None:
 
 def test_history_says_where_otava_reads_the_same_series() -> None:
     from explorer.analysis import history
-    from tests.unit.test_history import runs
+    from tests.support.stored import history_runs as runs
 
     text = history.to_markdown("quick-demo", history.history(list(runs(2.0, 1.0))))
     assert "--config-file otava.yaml --branch quick-demo/unlogged/load" in text
