@@ -25,12 +25,19 @@ class LabCommands(Provider):
         config = getattr(screen, "config", None)
         replay = getattr(config, "replay", None) is not None
         out: list[tuple[str, Callable[[], Any], str]] = [
-            (key.title, partial(screen.run_action, key.action), key.palette_help())
+            (key.title, partial(screen.run_action, key.action), key.palette_help(replay))
             for key in LAB_KEYS
             if key.applies(replay)  # a replay offers no run keys, a live session no replay keys
         ]
         panel = getattr(screen, "knob_panel", None)
         if panel is not None and not panel.locked:
+            out.append(
+                (
+                    "Other settings",
+                    panel.reveal_other_settings,
+                    "set any server setting by name (wal_compression = lz4, max_wal_size = 4GB)",
+                )
+            )
             for name, profile in panel.profiles.items():
                 out.append((f"Profile: {name}", partial(panel.choose_profile, name), profile.title))
         return out

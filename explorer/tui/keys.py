@@ -74,6 +74,13 @@ class LabKey:
     off the knobs changed the footer's keys, and each change relaid the footer and the
     screen (~40 ms of a `1` or `2` press)."""
 
+    replay_tooltip: str | None = None
+    """What it does in a replay, when that differs (`q` cancels nothing there)."""
+
+    def says(self, replay: bool) -> str:
+        """What the key does in this session (a replay, or a live one)."""
+        return self.replay_tooltip if replay and self.replay_tooltip else self.tooltip
+
     @property
     def shown(self) -> str:
         """The key as a person types it."""
@@ -93,9 +100,9 @@ class LabKey:
             priority=self.priority,
         )
 
-    def palette_help(self) -> str:
+    def palette_help(self, replay: bool = False) -> str:
         """The palette's line under the title: what it does, and the key that does it."""
-        return f"{self.tooltip}  ({self.shown})"
+        return f"{self.says(replay)}  ({self.shown})"
 
     def applies(self, replay: bool) -> bool:
         """Whether the key does anything in this session (a replay, or a live one)."""
@@ -329,6 +336,7 @@ LAB_KEYS: tuple[LabKey, ...] = (
         label="Quit",
         title="Quit pgwx",
         tooltip="Quit; a run is cancelled and the server put back first",
+        replay_tooltip="Quit the replay (it runs nothing on a server)",
         id="lab.quit",
         pinned=True,
     ),

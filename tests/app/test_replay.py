@@ -326,6 +326,8 @@ def test_redact_host_masks_socket_paths(
     assert cli.main(["export", run_id, "--out", str(hidden), "--redact-host"]) == 0
     text = gzip.decompress(hidden.read_bytes()).decode()
     assert socket_dir not in text and "<host>" in text
+    # nor the server programs' directory, which names the user's folders (issue 39)
+    assert " in /" not in text and "postgres (PostgreSQL)" in text and " in <path>" in text
     assert read_recording(hidden).run.trials  # still a valid recording
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import asyncpg
 
+from explorer.lab.profiles.anysetting import SettingRefused, learn_settings
 from explorer.lab.profiles.availability import unavailable_reason
 from explorer.lab.profiles.check import (
     CheckReport,
@@ -70,6 +71,12 @@ async def _check_on_server(target: Target, path: Path, report: CheckReport, run_
             "SELECT current_user AS me, rolsuper OR rolcreaterole AS can FROM pg_roles "
             "WHERE rolname = current_user"
         )
+        try:
+            await learn_settings(conn, caps, profile.variants)
+        except SettingRefused as refused:
+            # the name or value `pgwx run` would refuse before anything runs
+            report.problems.append(f"{path}: {refused}.")
+            return
     finally:
         await conn.close()
     runnable: list[Variant] = []
@@ -89,6 +96,7 @@ async def _check_on_server(target: Target, path: Path, report: CheckReport, run_
             described = workload.describe(variant.knobs)
         report.plan[variant.name] = [
             *(f"set {k} = {v}" for k, v in variant.knobs.server_settings().items()),
+            *(f"set {k} = {v}" for k, v in variant.knobs.settings.items()),
             *described,
         ]
     if not isinstance(workload, SqlWorkload) or not runnable:

@@ -46,6 +46,10 @@ SUFFIX = ".pgwx"
 """File name ending of recordings (`pgwx replay quick-demo` looks for quick-demo.pgwx)."""
 HOST_MASK = "<host>"
 """What `redact_host` puts where a host name or socket path was."""
+PATH_MASK = "<path>"
+"""What `redact_host` puts where the server programs' directory was."""
+PROGRAMS_IN = re.compile(r" in /[^\"]*")
+"""' in /usr/lib/postgresql/15/bin' in the JSON text: where the server's programs are."""
 PATH_GUCS = ("data_directory", "unix_socket_directories", "listen_addresses", "config_file")
 """Settings whose values name the machine; masked with the host."""
 
@@ -166,6 +170,9 @@ def redact(data: dict[str, Any], hosts: list[str]) -> dict[str, Any]:
     text = json.dumps(data)
     for host in hosts:
         text = text.replace(json.dumps(host)[1:-1], HOST_MASK)
+    # The server programs' directory ('postgres (PostgreSQL) 18.6 in /home/me/…/bin') names
+    # the machine's user and folders too.
+    text = PROGRAMS_IN.sub(" in " + PATH_MASK, text)
     result: dict[str, Any] = json.loads(text)
     return result
 

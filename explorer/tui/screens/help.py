@@ -60,15 +60,15 @@ Everything works from the keyboard; the mouse is optional.
 """
 
 
-def keys_table(keys: Sequence[LabKey]) -> str:
-    """A markdown list of the keys: key, action, what it does."""
+def keys_table(keys: Sequence[LabKey], replay: bool = False) -> str:
+    """A markdown list of the keys: key, action, what it does (in this session)."""
     lines = ["## Keys", ""]
     shown: set[str] = set()
     for key in keys:
         if key.shown in shown:
             continue  # one line per key (the session's own meaning of it)
         shown.add(key.shown)
-        lines.append(f"- `{key.shown}` **{key.label}** — {key.tooltip}")
+        lines.append(f"- `{key.shown}` **{key.label}** — {key.says(replay)}")
     lines.append("- `ctrl+p` **Command palette** — every action, searchable")
     return "\n".join(lines)
 
@@ -83,6 +83,8 @@ class HelpScreen(ModalScreen[None]):
 
     TITLE = "pgwx — the PostgreSQL write path, live"
     """The border title (a Markdown heading would open the help with blank lines)."""
+    REPLAY_TITLE = "pgwx — a recorded run, replayed (no server)"
+    """The border title in a replay."""
 
     DEFAULT_CSS = """
     HelpScreen {
@@ -111,15 +113,16 @@ class HelpScreen(ModalScreen[None]):
         ),
     ]
 
-    def __init__(self, keys: Sequence[LabKey]) -> None:
+    def __init__(self, keys: Sequence[LabKey], *, replay: bool = False) -> None:
         super().__init__()
         self._lab_keys = keys
+        self._replay = replay
 
     def compose(self) -> ComposeResult:
         """The help text."""
         with VerticalScroll(id="help-body") as body:
-            body.border_title = self.TITLE
-            yield Markdown(keys_table(self._lab_keys) + "\n" + PANES)
+            body.border_title = self.REPLAY_TITLE if self._replay else self.TITLE
+            yield Markdown(keys_table(self._lab_keys, self._replay) + "\n" + PANES)
         yield Footer()
 
     def on_mount(self) -> None:

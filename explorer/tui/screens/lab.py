@@ -810,7 +810,8 @@ class LabScreen(Screen[None]):
     def action_help(self) -> None:
         """Keys and panes."""
         replay = self.config.replay is not None
-        self.app.push_screen(HelpScreen([key for key in LAB_KEYS if key.applies(replay)]))
+        keys = [key for key in LAB_KEYS if key.applies(replay)]
+        self.app.push_screen(HelpScreen(keys, replay=replay))
 
     def action_export(self) -> None:
         """Write the table as markdown next to the results store, and say where."""

@@ -18,7 +18,7 @@ from textual.widgets import DataTable, Static
 
 from explorer.analysis.mechanism import UNKNOWN, MechanismSummary, detail_lines
 from explorer.analysis.report import SummaryRow
-from explorer.analysis.units import human_bytes
+from explorer.analysis.units import human_bytes, human_count
 from explorer.tui.restyle import FocusStylesKept
 
 COLUMNS = (
@@ -63,9 +63,8 @@ def _verdict(row: SummaryRow) -> Text:
 def _count(value: object) -> Text:
     if not isinstance(value, int | float):
         return Text("")
-    n = float(value)
-    shown = f"{n / 1000:.1f}k" if n >= 10_000 else f"{n:.0f}"
-    return Text(shown, justify="right")
+    # One form for the whole column (`5.6k` beside `11.5k`, not `5580`): `human_count`.
+    return Text(human_count(float(value)), justify="right")
 
 
 def _wal(m: MechanismSummary | None) -> Text:

@@ -1,0 +1,34 @@
+"""The help says what the keys do in the session at hand (issue 39): a replay's help is not
+titled "live" and its `q` cancels nothing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from explorer.lab.store.replay import ReplaySource
+from explorer.lab.store.results import ResultStore
+from explorer.tui.app import PgwxApp
+
+
+async def test_a_replays_help_says_replay_and_its_q_cancels_nothing(tmp_path: Path) -> None:
+    app = PgwxApp(replay=ReplaySource([]), store=ResultStore(tmp_path / "r.sqlite"))
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.press("question_mark")
+        await pilot.pause(0.1)
+        body = app.screen.query_one("#help-body")
+        assert "replayed" in str(body.border_title) and "live" not in str(body.border_title)
+        text = str(app.screen.query_one("Markdown").source)  # type: ignore[attr-defined]
+        quit_line = next(line for line in text.splitlines() if line.startswith("- `q`"))
+        assert "Quit the replay" in quit_line and "cancel" not in quit_line, quit_line
+
+
+async def test_a_live_sessions_help_says_q_cancels_the_run(tmp_path: Path) -> None:
+    app = PgwxApp(dsn="postgresql://u@/db?host=/nonexistent", store=ResultStore(tmp_path / "r"))
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.press("question_mark")
+        await pilot.pause(0.1)
+        body = app.screen.query_one("#help-body")
+        assert "live" in str(body.border_title)
+        text = str(app.screen.query_one("Markdown").source)  # type: ignore[attr-defined]
+        quit_line = next(line for line in text.splitlines() if line.startswith("- `q`"))
+        assert "cancelled and the server put back" in quit_line, quit_line
