@@ -79,6 +79,10 @@ async def _text_codecs(conn: asyncpg.Connection, stmt: Any) -> None:
         await conn.set_type_codec(name, schema=schema, encoder=str, decoder=_raw, format="text")
 
 
+PREPARED_MAX = 4 * 1024**3
+"""Bytes of prepared data at most (4 GiB): a prepare query cannot fill the disk."""
+
+
 async def write_rows(conn: asyncpg.Connection, query: str, path: Path) -> int:
     """Run `query` as one read-only statement and write its rows to `path` as COPY text.
 
@@ -90,13 +94,21 @@ async def write_rows(conn: asyncpg.Connection, query: str, path: Path) -> int:
             write, a missing privilege …).
         WorkloadError: a column of a type pgwx cannot write.
     """
-    rows = 0
+    rows = written = 0
     async with conn.transaction(readonly=True):
         stmt = await conn.prepare(query)
         await _text_codecs(conn, stmt)
         stmt = await conn.prepare(query)  # again: the codecs apply to statements made after
         with path.open("w", encoding="utf-8", newline="") as out:
             async for row in stmt.cursor(prefetch=FETCH_ROWS):
-                out.write(copy_line(row))
+                line = copy_line(row)
+                written += len(line)
+                if written > PREPARED_MAX:
+                    raise WorkloadError(
+                        f"the prepare step made more than {PREPARED_MAX:,} bytes of data "
+                        f"(after {rows:,} rows); pgwx stops there rather than fill the disk: "
+                        "make fewer rows (a smaller size or --scale)"
+                    )
+                out.write(line)
                 rows += 1
     return rows
