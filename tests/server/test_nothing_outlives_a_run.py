@@ -185,3 +185,17 @@ async def test_the_rollback_quotes_a_hostile_gid(prepared_pg: Target, run_profil
     finally:
         await admin_sql(prepared_pg, "DROP TABLE IF EXISTS public.keep")
     assert isinstance(record.id, str)
+
+
+async def test_a_pgwx_putting_settings_back_still_counts_as_a_pgwx(prepared_pg: Target) -> None:
+    """The starting pgwx's recovery session (pgwx-admin, pgwx's own user) holds the key: a
+    second pgwx is told "another pgwx", and waits, as before."""
+    recovering = await prepared_pg.connect("admin")
+    try:
+        await recovering.execute("SELECT pg_advisory_lock($1, $2)", LOCK_CLASS, SETTINGS_KEY)
+        owner = RunOwner(prepared_pg, "20990101-000000-cccccc")
+        with pytest.raises(ServerBusy, match="another pgwx"):
+            await owner.open(settings=True)
+        await owner.close()
+    finally:
+        await recovering.close()

@@ -28,6 +28,10 @@ LOCK_CLASS = 0x70677778
 SETTINGS_KEY = 0
 """Second key of the lock held while a run's server settings may be in force."""
 
+RECOVERY_APP = "pgwx-admin"
+"""application_name of the session that takes the settings lock to put back a dead pgwx's
+settings (`explorer.lab.run.session`)."""
+
 _OWNER_APP = re.compile(r"^pgwx-run-(?P<run>\S+) (?P<pid>\d+)@(?P<host>\S*)")
 
 _HOLDERS_SQL = """
@@ -63,14 +67,13 @@ class Holder:
 
     @property
     def is_pgwx(self) -> bool:
-        """A pgwx's owner session (see `owner_purpose`): tagged as one, holding its run's own
-        key too, and not logged in as a profile's fenced role."""
-        return (
-            self.pid is not None
-            and self.own_key
-            and _OWNER_APP.match(self.application_name or "") is not None
-            and not (self.user or "").startswith(("pgwx_run_", "pgwx_read_"))
-        )
+        """A pgwx's session, not logged in as a profile's fenced role: a run's owner session
+        (see `owner_purpose`) holding its run's own key too, or the `pgwx-admin` session in
+        which a starting pgwx puts back what a dead one left."""
+        if self.pid is None or (self.user or "").startswith(("pgwx_run_", "pgwx_read_")):
+            return False
+        app = self.application_name or ""
+        return app == RECOVERY_APP or (self.own_key and _OWNER_APP.match(app) is not None)
 
     def describe(self) -> str:
         """Who it is, in words (printable: the names come from whoever took the lock)."""
