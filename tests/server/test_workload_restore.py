@@ -182,7 +182,10 @@ async def test_temporary_child_is_skipped(pg18: Target, run_profile: RunProfile)
     record, _ = await run_profile(pg18, profile)
     by = {t.variant: t for t in record.trials}
     assert by["none"].status == "ok"
-    assert by["temp"].status == "skipped" and "TEMPORARY" in (by["temp"].reason or "")
+    # The restore's child table does not follow table_kind at all (issue 39): that is said
+    # first, since no table of this load would be TEMPORARY.
+    assert by["temp"].status == "skipped"
+    assert "table_kind knob changes nothing" in (by["temp"].reason or "")
 
 
 @pytest.mark.pg15
