@@ -22,8 +22,9 @@ from explorer.lab.store.results import ResultStore
 from explorer.tui.app import PgwxApp
 from explorer.tui.glyphs import set_ascii
 from explorer.tui.widgets.activity import ActivityPane
+from explorer.tui.widgets.bigfigure import big_figure
 from explorer.tui.widgets.duration import DurationPane
-from explorer.tui.widgets.headline import Headline, headline_line
+from explorer.tui.widgets.headline import Headline, big_digits, headline_figure, headline_line
 from explorer.tui.widgets.summary import SummaryCard
 from explorer.tui.widgets.tabs import PaneTabs
 from tests.support.app import wait_for
@@ -102,7 +103,11 @@ async def assert_presented(pilot: Pilot[int], fixture: Path) -> None:
 
     headline = lab.query_one(Headline)
     assert inside(headline, screen)
-    assert lab.query_one(Digits).region.height == 3  # large type: the 3-row digits
+    # large type: the 3-row digits, or the 5-row ones on a large terminal
+    if big_digits(screen.width, screen.height):
+        assert headline.query_one("#headline-big").region.height == 5
+    else:
+        assert lab.query_one(Digits).region.height == 3
     record = lab.view.record
     assert record is not None
     lines = card_lines(record)
@@ -212,3 +217,79 @@ async def test_a_jump_back_takes_the_big_verdict_away_and_g_end_brings_it(
         assert not headline.display, "the big verdict outlived the card after a jump back"
         await pilot.press("G")
         await wait_for(pilot, lambda: headline.display, 20)
+
+
+def rows_left_under_the_card(app: PgwxApp) -> int:
+    """Empty rows between the last thing the duration pane draws (the card, or the bars
+    under it) and the pane's bottom edge."""
+    duration = app.lab.query_one(DurationPane)
+    drawn = [duration.card]
+    bars = duration.query_one("#duration-bars")
+    if bars.display and bars.region.height > 0:
+        drawn.append(bars)
+    bottom = max(widget.region.bottom for widget in drawn)
+    return duration.scrollable_content_region.bottom - bottom
+
+
+async def test_160x45_draws_five_row_digits_and_fills_under_the_card(tmp_path: Path) -> None:
+    async with replay_app(tmp_path, FK_TIMING, present=True).run_test(size=(160, 45)) as pilot:
+        await assert_presented(pilot, FK_TIMING)
+        app = pilot.app
+        assert isinstance(app, PgwxApp)
+        lab = app.lab
+        headline = lab.query_one(Headline)
+        big = headline.query_one("#headline-big")
+        assert big.region.height == 5, "the digits stay 3 rows on a 45-row terminal"
+        assert not headline.query_one(Digits).display
+        assert headline.line is not None
+        figure = big_figure(headline_figure(headline.line)).plain.split("\n")
+        rows = screen_rows(app)
+        drawn = [
+            start
+            for start in range(len(rows) - len(figure))
+            if all(squeezed(px) in squeezed(rows[start + i]) for i, px in enumerate(figure))
+        ]
+        assert drawn, f"the 5-row digits of {headline_figure(headline.line)} are not on screen"
+        # Under the card: the median bars, down to the pane's bottom edge.
+        duration = lab.query_one(DurationPane)
+        card = duration.card
+        bars = duration.query_one("#duration-bars")
+        assert bars.region.height > 0 and bars.region.y >= card.region.bottom
+        assert rows_left_under_the_card(app) <= 1
+        assert duration.max_scroll_y == 0
+
+
+async def test_100x30_keeps_three_row_digits_and_spreads_the_card(tmp_path: Path) -> None:
+    async with replay_app(tmp_path, FK_TIMING).run_test(size=(100, 30)) as pilot:
+        await assert_presented(pilot, FK_TIMING)
+        app = pilot.app
+        assert isinstance(app, PgwxApp)
+        headline = app.lab.query_one(Headline)
+        assert headline.query_one(Digits).region.height == 3
+        assert not headline.query_one("#headline-big").display
+        # No room for the bars too: the card alone, spread down to the pane's bottom.
+        assert not app.lab.query_one(DurationPane).query_one("#duration-bars").region.height
+        assert rows_left_under_the_card(app) <= 1
+
+
+async def test_growing_to_160x45_brings_the_big_digits_and_back(tmp_path: Path) -> None:
+    async with replay_app(tmp_path, FK_TIMING, present=True).run_test(size=(100, 30)) as pilot:
+        app = await finished(pilot)
+        headline = app.lab.query_one(Headline)
+        big = headline.query_one("#headline-big")
+        await pilot.resize_terminal(160, 45)
+        await wait_for(pilot, lambda: big.region.height == 5, 20)
+        await pilot.resize_terminal(100, 30)
+        await wait_for(pilot, lambda: headline.query_one(Digits).region.height == 3, 20)
+        assert not big.display
+
+
+def test_the_big_font_draws_every_figure_character() -> None:
+    for figure in ("0.123456789x", "+0.38", "-1.50"):
+        lines = big_figure(figure).plain.split("\n")
+        assert len(lines) == 5
+        assert len({len(line) for line in lines}) == 1, "rows of one figure differ in width"
+    # a figure's characters each take room: 2.19x is wider than 2.1x
+    assert len(big_figure("2.19x").plain.split("\n")[0]) > len(
+        big_figure("2.1x").plain.split("\n")[0]
+    )

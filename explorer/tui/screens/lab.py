@@ -337,6 +337,7 @@ class LabScreen(Screen[None]):
         classes = layout_classes(width, height, self.present)
         self.update_classes(classes, animate=False)
         self.query_one(ResultsTable).refit()
+        self.query_one(Headline).fit(width, height)
         if classes["-present"] and not was and self.present is None:
             self.note(f"presenter layout at {width}x{height}; P for the usual panes")
 

@@ -67,9 +67,28 @@ def render_card(record: RunRecord | None, width: int, rows: int = 0) -> Text:
         text = _card(
             record, lines, width, spaced=spaced, wrap_moved=wrap_moved, mechanism=mechanism
         )
-        if not rows or _rows(text, width) <= rows:
+        used = _rows(text, width)
+        if not rows or used <= rows:
             break
+    if rows and not spaced and used < rows:
+        # Packed with rows to spare: a blank line before as many variants as they allow,
+        # so no rows stay empty under the card.
+        gaps = min(rows - used, len(lines))
+        text = _card(
+            record,
+            lines,
+            width,
+            spaced=False,
+            wrap_moved=wrap_moved,
+            mechanism=mechanism,
+            gaps=gaps,
+        )
     return text
+
+
+def card_rows(record: RunRecord, width: int, rows: int) -> int:
+    """Rows the card takes in a pane `width` cells wide and `rows` high."""
+    return _rows(render_card(record, width, rows), width)
 
 
 def _rows(text: Text, width: int) -> int:
@@ -85,6 +104,7 @@ def _card(
     spaced: bool,
     wrap_moved: bool,
     mechanism: str,
+    gaps: int = 0,
 ) -> Text:
     text = Text()
     dot = glyph("·")
@@ -94,9 +114,10 @@ def _card(
     text.append("\n")
     longest = max((len(line.variant) for line in lines), default=8)
     name_w = min(longest, 22)
-    for line in lines:
-        # Spaced: a blank line before each variant; packed: none at all, not even the first.
-        text.append("\n" if spaced else "")
+    for index, line in enumerate(lines):
+        # Spaced: a blank line before each variant; packed: none, or before the first
+        # `gaps` variants where the pane has that many rows to spare.
+        text.append("\n" if spaced or index < gaps else "")
         head = Text()
         head.append(f"{line.variant[:name_w]:<{name_w}}  ", style="bold")
         head.append_text(_verdict_text(line))
