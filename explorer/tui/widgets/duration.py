@@ -15,6 +15,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from explorer.analysis.report import SummaryRow
+from explorer.analysis.server_card import ServerCard
 from explorer.lab.view.runstate import RunView
 from explorer.models import RunRecord
 from explorer.tui.restyle import NoFocusStyles
@@ -223,6 +224,13 @@ class DurationPane(NoFocusStyles, VerticalScroll):
         self.set_class(record is not None, "-summary")
         self.fit_under_card()
 
+    def show_servers(self, record: RunRecord, card: ServerCard) -> None:
+        """Fill the pane with the card of a run on several servers (`record`: the
+        reference server's run)."""
+        self.card.show_servers(record, card)
+        self.add_class("-summary")
+        self.fit_under_card()
+
     def on_resize(self) -> None:
         """A new size: the bars under the card only if both still fit."""
         self.fit_under_card()
@@ -235,7 +243,14 @@ class DurationPane(NoFocusStyles, VerticalScroll):
         fits = False
         gaps, self.bar_gaps = self.bar_gaps, 0
         region = self.scrollable_content_region
-        if card.display and card.record is not None and region.width > 0 and region.height > 0:
+        one_server = card.servers is None
+        if (
+            one_server
+            and card.display
+            and card.record is not None
+            and region.width > 0
+            and region.height > 0
+        ):
             used = card_rows(card.record, region.width, region.height)
             bars = self._bars_text(region.width).plain.count("\n") + 1
             fits = used + bars <= region.height

@@ -18,6 +18,8 @@ from textual.containers import Horizontal
 from textual.widgets import Digits, Static
 
 from explorer.analysis.card import ARROW, CardLine, card_lines
+from explorer.analysis.server_card import ServerCard
+from explorer.analysis.servers import ServerRow
 from explorer.models import RunRecord
 from explorer.tui.glyphs import glyph
 from explorer.tui.widgets.bigfigure import big_figure
@@ -99,6 +101,23 @@ def headline_words(
     return text
 
 
+def server_words(row: ServerRow, profile: str, *, spaced: bool = False) -> Text:
+    """Beside the digits of a run on several servers: the variant and phase, on which server
+    against which, the word; the run."""
+    text = Text()
+    text.append(f"{row.variant} {row.phase} on {row.server} ", style="bold")
+    verdict = row.verdict
+    text.append(f"{verdict.word} ", style="bold reverse" if verdict.decided else "bold")
+    link = {"faster": "than", "slower": "than", "same": "as"}.get(verdict.word, "vs")
+    text.append(f"{link} on {row.reference}")
+    gap = "\n\n" if spaced else "\n"
+    text.append(gap)
+    text.append(f"between the servers {glyph('·')} the biggest change", style="bold")
+    text.append(gap)
+    text.append(f"{profile} {glyph('·')} median ratio, {row.server} / {row.reference}", style="dim")
+    return text
+
+
 class Headline(Horizontal):
     """The big ratio and its words, shown above the panes in the presenter layout when a
     matrix's end card is up (the screen's CSS decides when it shows).
@@ -148,6 +167,8 @@ class Headline(Horizontal):
         """The finished run it tells (None: nothing to tell)."""
         self.line: CardLine | None = None
         """The card line it blows up."""
+        self.servers: ServerCard | None = None
+        """On several servers: the card whose biggest verdict between servers it tells."""
         self._baseline: str | None = None
         """The run's baseline variant (the words compare against it)."""
 
@@ -167,15 +188,34 @@ class Headline(Horizontal):
     def show_record(self, record: RunRecord | None) -> bool:
         """Tell this run's biggest verdict; returns whether there is one to tell."""
         self.record = record
+        self.servers = None
         lines = card_lines(record) if record is not None else []
         self.line = headline_line(lines)
         self._baseline = next((line.variant for line in lines if line.baseline), None)
         self._draw()
         return self.line is not None and record is not None
 
+    def show_servers(self, record: RunRecord, card: ServerCard) -> bool:
+        """Tell the biggest verdict between the servers; returns whether there is one."""
+        self.record = record
+        self.line = None
+        self.servers = card
+        self._draw()
+        return card.biggest is not None
+
     def _draw(self) -> None:
         """Digits and words for the line told, in the font the size chose."""
         record, line = self.record, self.line
+        row = self.servers.biggest if self.servers is not None else None
+        if record is not None and row is not None and row.verdict.ratio is not None:
+            big = self.has_class("-big")
+            figure = f"{row.verdict.ratio:.2f}x"
+            self.query_one(Digits).update(figure)
+            self.query_one("#headline-big", Static).update(big_figure(figure) if big else "")
+            self.query_one("#headline-words", Static).update(
+                server_words(row, record.profile.name, spaced=big)
+            )
+            return
         if line is None or record is None:
             self.query_one(Digits).update("")
             self.query_one("#headline-big", Static).update("")
