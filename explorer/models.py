@@ -7,6 +7,7 @@ the CLI, the TUI and replay consume them, and the results store persists them as
 from __future__ import annotations
 
 import datetime as dt
+import re
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
@@ -20,6 +21,104 @@ from pydantic import (
 )
 
 from explorer.text import Text, printable_data
+
+# --------------------------------------------------------------------------- any setting
+
+NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
+"""A setting name as a profile may write it (custom `x.y` settings are not offered)."""
+
+MAX_VALUE = 200
+"""Characters of a setting's value a profile may give."""
+
+MAX_SETTINGS = 20
+"""Settings one variant may name."""
+
+_REFUSED_SUFFIXES = (
+    "_command",
+    "_preload_libraries",
+    "_file",
+    "_directory",
+    "_directories",
+    "_library",
+    "_path",
+    "_provider",
+    "_conninfo",
+)
+_REFUSED_PREFIXES = ("ssl", "unix_socket_", "krb_", "primary_", "recovery_")
+_REFUSED_NAMES = {
+    "data_directory": "it names a directory on the server",
+    "log_filename": "it names a file on the server",
+    "log_destination": "it decides where the server writes its log",
+    "logging_collector": "it decides where the server writes its log",
+    "log_line_prefix": "pgwx reads the server log by its line prefix",
+    "event_source": "it names a program's log source",
+    "listen_addresses": "pgwx would lose the server it reaches",
+    "port": "pgwx would lose the server it reaches",
+    "application_name": "pgwx finds its own sessions by it",
+    "statement_timeout": "pgwx's guard that no workload outlives it",
+    "client_connection_check_interval": "pgwx's guard that no workload outlives it",
+    "allow_system_table_mods": "it lets SQL change the system catalogs",
+    "allow_alter_system": "pgwx puts its changes back with ALTER SYSTEM",
+    "session_authorization": "pgwx decides which role a workload runs as",
+    "role": "pgwx decides which role a workload runs as",
+    "search_path": "pgwx decides which schema a workload works in",
+    "default_tablespace": "pgwx decides where a workload's tables go",
+    "temp_tablespaces": "pgwx decides where a workload's tables go",
+    "max_wal_senders": "pgwx sets it with wal_level = minimal",
+    "archive_mode": "WAL would pile up on the server with no archiver to take it",
+}
+_KNOB_NAMES = (
+    "synchronous_commit",
+    "fsync",
+    "full_page_writes",
+    "wal_level",
+    "temp_buffers",
+    "shared_buffers",
+    "track_io_timing",
+    "io_method",
+)
+"""Settings with a knob of their own (explorer.models.SERVER_KNOBS): set there, not twice."""
+
+RISKY_VALUES = {
+    "fsync": "off",
+    "full_page_writes": "off",
+    "zero_damaged_pages": "on",
+    "ignore_checksum_failure": "on",
+    "ignore_invalid_pages": "on",
+    "data_sync_retry": "on",
+}
+"""Settings whose listed value can corrupt or silently lose data (the consent rule applies)."""
+
+
+def refused_setting(name: str) -> str | None:
+    """Why pgwx never sets `name` from a profile, one sentence; None when it may."""
+    if not NAME.fullmatch(name):
+        return (
+            f"{name[:64]!r} is not a setting name pgwx sets (lower-case letters, digits and "
+            "underscores)"
+        )
+    if name in _KNOB_NAMES:
+        return f"{name} is a knob of its own: write knobs = {{ {name} = … }} instead"
+    why = _REFUSED_NAMES.get(name)
+    if why is None and name.endswith(_REFUSED_SUFFIXES):
+        why = "it names a program, a library, a file or a connection on the server"
+    if why is None and name.startswith(_REFUSED_PREFIXES):
+        why = "it names a program, a key, a file, a connection or a recovery target"
+    if why is None:
+        return None
+    return f"pgwx never sets {name} from a profile: {why}"
+
+
+def setting_value(value: object) -> str:
+    """A TOML value as PostgreSQL spells it: true/false as on/off, numbers as written."""
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    if isinstance(value, int | float):
+        return repr(value) if isinstance(value, float) else str(value)
+    if isinstance(value, str):
+        return value
+    raise ValueError(f"a setting's value must be text, a number or true/false, not {value!r}")
+
 
 # --------------------------------------------------------------------------- knobs
 
@@ -40,6 +139,8 @@ class FkTiming(StrEnum):
     DEFERRED = "deferred"
     AFTER_LOAD = "after-load"
     NOT_VALID = "not-valid"
+    NOT_ENFORCED = "not-enforced"
+    """FOREIGN KEY … NOT ENFORCED (PostgreSQL 18+): declared, never checked."""
 
 
 class Toast(StrEnum):
@@ -87,6 +188,33 @@ class Knobs(BaseModel):
     io_method: IoMethod | None = None
     """PostgreSQL 18's asynchronous I/O method; needs a restart, so only on a server pgwx
     owns; io_uring only where the build has it (--with-liburing)."""
+    settings: dict[str, str] = Field(default={}, exclude_if=lambda v: not v)
+    """Any other server setting by name (`wal_compression = "lz4"`), checked against the
+    server's own pg_settings before a run; applied per workload session, by reload or by a
+    restart of a server pgwx owns, as the setting's context asks."""
+
+    @field_validator("settings", mode="before")
+    @classmethod
+    def _settings(cls, value: Any) -> dict[str, str]:
+        if not isinstance(value, dict):
+            raise ValueError("settings must be a table of name = value")
+        if len(value) > MAX_SETTINGS:
+            raise ValueError(f"a variant sets at most {MAX_SETTINGS} settings")
+        out: dict[str, str] = {}
+        for name, raw in value.items():
+            why = refused_setting(str(name))
+            if why is not None:
+                raise ValueError(why)
+            text = setting_value(raw)
+            if len(text) > MAX_VALUE or not text.isprintable():
+                raise ValueError(
+                    f"{name}'s value must be printable text of at most {MAX_VALUE} characters"
+                )
+            out[str(name)] = text
+        return out
+
+    def __hash__(self) -> int:
+        return hash(self.model_dump_json())
 
     def server_settings(self) -> dict[str, str]:
         """The GUCs this variant sets, as PostgreSQL spells their values."""
@@ -103,11 +231,14 @@ class Knobs(BaseModel):
 
     def describe(self) -> str:
         """A short human label of what differs from the defaults."""
-        parts = []
+        parts: list[str] = []
         for name, field in Knobs.model_fields.items():
             value = getattr(self, name)
             if value != field.default:
-                parts.append(f"{name}={value.value if isinstance(value, StrEnum) else value}")
+                if name == "settings":
+                    parts.extend(f"{k}={v}" for k, v in value.items())
+                else:
+                    parts.append(f"{name}={value.value if isinstance(value, StrEnum) else value}")
         return ", ".join(parts) or "defaults"
 
 
@@ -139,6 +270,77 @@ class Variant(BaseModel):
     """Label shown in tables; unique within the profile."""
     knobs: Knobs = Knobs()
     """The settings that make this variant."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _settings_beside_knobs(cls, data: Any) -> Any:
+        # `settings = { … }` may sit on the variant itself, beside (or instead of) `knobs`.
+        if isinstance(data, dict) and "settings" in data:
+            data = dict(data)
+            settings = data.pop("settings")
+            knobs = data.get("knobs", {})
+            if isinstance(knobs, Knobs):
+                knobs = knobs.model_dump()
+            if isinstance(knobs, dict):
+                if "settings" in knobs:
+                    raise ValueError("settings are given twice: beside knobs and inside them")
+                data["knobs"] = {**knobs, "settings": settings}
+        return data
+
+
+class Sweep(BaseModel):
+    """One setting at several values: one variant per value, the first the baseline."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    setting: str
+    """The setting swept, e.g. max_wal_size (any setting a variant may name)."""
+    values: list[str] = Field(min_length=2, max_length=12)
+    """Its values in the order drawn, e.g. ["256MB", "1GB", "4GB", "16GB"]."""
+
+    @field_validator("setting")
+    @classmethod
+    def _setting(cls, value: str) -> str:
+        why = refused_setting(value)
+        if why is not None:
+            raise ValueError(why)
+        return value
+
+    @field_validator("values", mode="before")
+    @classmethod
+    def _values(cls, value: Any) -> list[str]:
+        if not isinstance(value, list):
+            raise ValueError('a sweep\'s values are a list, e.g. ["256MB", "1GB"]')
+        out = [setting_value(v) for v in value]
+        if len(set(out)) != len(out):
+            raise ValueError("a sweep names each value once")
+        for text in out:
+            if len(text) > 30 or not text.isprintable():
+                raise ValueError("each value of a sweep is printable text of at most 30 characters")
+        return out
+
+    def names(self) -> list[str]:
+        """The variants' names: `max_wal_size=256MB`, …"""
+        return [f"{self.setting}={v}"[:40] for v in self.values]
+
+
+def parse_sweep(spec: str) -> Sweep:
+    """`max_wal_size=256MB,1GB,4GB` (the command line's --sweep) as a Sweep; ValueError with
+    one sentence otherwise."""
+    name, sep, values = spec.partition("=")
+    if not sep or not name.strip() or not values.strip():
+        raise ValueError(
+            f"--sweep {spec[:60]!r} is not NAME=VALUE,VALUE…; write e.g. "
+            "--sweep max_wal_size=256MB,1GB,4GB,16GB"
+        )
+    if len(values.split(",")) < 2:
+        raise ValueError(f"--sweep {spec[:60]!r}: a sweep needs at least two values")
+    try:
+        return Sweep(setting=name.strip(), values=[v.strip() for v in values.split(",")])
+    except ValueError as exc:
+        errors = getattr(exc, "errors", None)
+        why = errors()[0]["msg"].removeprefix("Value error, ") if callable(errors) else str(exc)
+        raise ValueError(f"--sweep {spec[:60]!r}: {why}") from None
 
 
 _UNITS = {"": 1.0, "s": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0}
@@ -218,6 +420,16 @@ class Profile(BaseModel):
     """Pause after CHECKPOINT before each trial."""
     variants: list[Variant] = Field(min_length=1)
     """The matrix."""
+    sweep: Sweep | None = Field(default=None, exclude_if=lambda v: v is None)
+    """One setting at several values: the variants become one per value (each on the
+    baseline variant's knobs), the first value the baseline; the report draws them as a curve."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _sweep_needs_no_variants(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("sweep") is not None and not data.get("variants"):
+            data = {**data, "variants": [{"name": "base"}]}
+        return data
 
     @field_validator("budget", mode="before")
     @classmethod
@@ -228,6 +440,27 @@ class Profile(BaseModel):
     @classmethod
     def _threshold(cls, value: Any) -> float:
         return parse_threshold(value)
+
+    @model_validator(mode="after")
+    def _expand_sweep(self) -> Profile:
+        if self.sweep is None:
+            return self
+        sweep, names = self.sweep, self.sweep.names()
+        if len(set(names)) != len(names):
+            raise ValueError("a sweep's values must differ within their first 40 characters")
+        by_name = {v.name: v for v in self.variants}
+        # Expanded already (a stored run read back): the first value is the base's.
+        base = by_name.get(self.baseline or "", self.variants[0])
+        knobs = base.knobs
+        self.variants = [
+            Variant(
+                name=name,
+                knobs=knobs.model_copy(update={"settings": {**knobs.settings, sweep.setting: v}}),
+            )
+            for name, v in zip(names, sweep.values, strict=True)
+        ]
+        self.baseline = names[0]
+        return self
 
     @model_validator(mode="after")
     def _repeat_bounds(self) -> Profile:
@@ -254,6 +487,14 @@ class GucInfo(BaseModel):
     context: Text
     """user / superuser / sighup / postmaster / ..."""
     source: str | None = None
+    vartype: str | None = Field(default=None, exclude_if=lambda v: v is None)
+    """bool / enum / integer / real / string (None in runs stored before pgwx read it)."""
+    min_val: str | None = Field(default=None, exclude_if=lambda v: v is None)
+    """Least value, in `unit`."""
+    max_val: str | None = Field(default=None, exclude_if=lambda v: v is None)
+    """Greatest value, in `unit`."""
+    enumvals: list[str] | None = Field(default=None, exclude_if=lambda v: v is None)
+    """An enum's values as this build offers them (lz4 only when built --with-lz4)."""
 
 
 class Capabilities(BaseModel):
@@ -334,6 +575,8 @@ class PhaseMechanism(BaseModel):
     """WAL inserted during the phase (insert LSN at the phase's edges)."""
     wal_fpi: int | None = None
     """Full-page images written into WAL (pg_stat_wal; None where the view is missing)."""
+    wal_fpi_bytes: int | None = Field(default=None, exclude_if=lambda v: v is None)
+    """Bytes of those images (19+: pg_stat_wal.wal_fpi_bytes); None before 19 (unknown)."""
     wal_records: int | None = None
     """WAL records (pg_stat_wal)."""
     writers: dict[str, WriterIo] | None = None
@@ -422,6 +665,8 @@ class TrialStats(BaseModel):
     """pg_stat_wal records; None where the server lacks the view."""
     wal_fpi: int | None = None
     """pg_stat_wal full-page images; None where the server lacks the view."""
+    wal_fpi_bytes: int | None = Field(default=None, exclude_if=lambda v: v is None)
+    """Bytes of those images (19+: pg_stat_wal.wal_fpi_bytes); None before 19 (unknown)."""
     wal_buffers_full: int | None = None
     """pg_stat_wal buffers_full; None where the server lacks the view."""
     io: dict[str, Number] = {}

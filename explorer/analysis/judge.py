@@ -149,15 +149,6 @@ def settled(v: Verdict) -> bool:
     return v.settled
 
 
-def _upto(s: Samples, key: PhaseKey, last_round: int) -> list[float]:
-    """The cell's durations from measured rounds 1…last_round."""
-    return [
-        x
-        for x, r in zip(s.seconds.get(key, []), s.rounds.get(key, []), strict=True)
-        if r <= last_round
-    ]
-
-
 def _cell(s: Samples, key: PhaseKey) -> tuple[list[float], list[int]]:
     """A cell's durations and their rounds, for pairing."""
     return s.seconds.get(key, []), s.rounds.get(key, [])

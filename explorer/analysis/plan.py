@@ -80,6 +80,8 @@ def plan_sentence(profile: Profile, comparisons: int, noise: float | None = None
         if len(planned) > 1
         else f"one look after {last} rounds"
     )
+    if comparisons < 1:
+        return f"Plan: {where}; one variant, nothing to compare it with."
     head = (
         f"Plan: at least {comparisons} comparison{'s' if comparisons != 1 else ''} at ±"
         f"{profile.threshold * 100:g} %, {where}"

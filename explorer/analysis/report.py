@@ -16,7 +16,7 @@ import statistics
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from explorer.analysis import environment, mechanism
+from explorer.analysis import conditions, mechanism, sweep
 from explorer.analysis.card import card_lines, story
 from explorer.analysis.gate import EXIT_REGRESSED
 from explorer.analysis.judge import TOTAL, Judgement, judge, measured, samples, undecided_text
@@ -295,9 +295,12 @@ def verdict_legend(judged: Judgement) -> str:
     )
 
 
-def to_markdown(record: RunRecord, threshold: float | None = None) -> str:
-    """The table as an article would print it, plus the settings in force."""
-    judged = judge(record, threshold=threshold)
+def to_markdown(
+    record: RunRecord, threshold: float | None = None, *, judged: Judgement | None = None
+) -> str:
+    """The table as an article would print it, plus the settings in force (`judged`: the
+    run's judgement when the caller has it, so it is not judged again)."""
+    judged = judged if judged is not None else judge(record, threshold=threshold)
     p = record.profile
     caps = record.server.capabilities
     lines = [
@@ -343,6 +346,8 @@ def to_markdown(record: RunRecord, threshold: float | None = None) -> str:
         ),
     )
     common, differ = settings_table(record)
+    if record.profile.sweep is not None:
+        lines += ["", "```", *sweep.chart(record, summary), "```"]
     # names run through the footnotes too: a line break in one must not start a row
     notes = [md_cell(line) for line in footnotes(record, judged)]
     lines += ["", *story_lines(record, judged), *notes, ""]
@@ -382,7 +387,7 @@ def environment_lines(record: RunRecord) -> list[str]:
     env = record.environment
     if env is None:
         return ["Environment: not recorded (run stored before pgwx kept it).", ""]
-    return [*environment.describe(env), ""]
+    return [*conditions.describe(env), ""]
 
 
 def unknown_lines(rows: list[SummaryRow]) -> list[str]:
@@ -429,12 +434,18 @@ def verdict_dict(row: SummaryRow) -> dict[str, Any] | None:
 
 
 def to_rows(
-    record: RunRecord, threshold: float | None = None, *, unknown: object = mechanism.UNKNOWN
+    record: RunRecord,
+    threshold: float | None = None,
+    *,
+    unknown: object = mechanism.UNKNOWN,
+    judged: Judgement | None = None,
 ) -> list[dict[str, Any]]:
     """Dicts, one per table row, for CSV and JSON: the verdict nested under "verdict", `unknown`
     for what was not measured."""
     out = []
-    for r in summarize(record, judge(record, threshold=threshold)):
+    if judged is None:
+        judged = judge(record, threshold=threshold)
+    for r in summarize(record, judged):
         d = asdict(r)
         d.pop("mechanism")
         d["ratio"] = r.ratio
@@ -444,10 +455,12 @@ def to_rows(
     return out
 
 
-def to_csv(record: RunRecord, threshold: float | None = None) -> str:
+def to_csv(
+    record: RunRecord, threshold: float | None = None, *, judged: Judgement | None = None
+) -> str:
     """One header line, one line per table row; the verdict's fields flattened."""
     rows = []
-    for d in to_rows(record, threshold):
+    for d in to_rows(record, threshold, judged=judged):
         v = d.pop("verdict") or {}
         d["verdict"] = v.get("label", "")
         d.update({k: v.get(k) for k in VERDICT_FIELDS if k not in ("word", "ratio")})
@@ -502,10 +515,12 @@ def outcome(record: RunRecord, judged: Judgement) -> str:
     return "undecided" if judged.undecided else "decided"
 
 
-def to_json(record: RunRecord, threshold: float | None = None) -> str:
+def to_json(
+    record: RunRecord, threshold: float | None = None, *, judged: Judgement | None = None
+) -> str:
     """The run's identity, the table rows with their verdicts, and the settings."""
     common, differ = settings_table(record)
-    judged = judge(record, threshold=threshold)
+    judged = judged if judged is not None else judge(record, threshold=threshold)
     return (
         json.dumps(
             {
@@ -532,13 +547,18 @@ def to_json(record: RunRecord, threshold: float | None = None) -> str:
                     "looks": judged.looks,
                     "alpha": 0.05,
                 },
-                "rows": to_rows(record, threshold, unknown=None),
+                "rows": to_rows(record, threshold, unknown=None, judged=judged),
                 "unknown_is": "null: pgwx could not measure it (nor any total that includes it)",
                 "environment": (
                     None if record.environment is None else record.environment.model_dump()
                 ),
                 "settings_common": common,
                 "settings_by_variant": differ,
+                **(
+                    {"sweep": sweep.as_json(record, summarize(record, judged))}
+                    if record.profile.sweep is not None
+                    else {}
+                ),
             },
             indent=2,
             default=str,
@@ -551,6 +571,13 @@ FORMATS = {"md": to_markdown, "csv": to_csv, "json": to_json}
 """--format value → renderer."""
 
 
-def render(record: RunRecord, fmt: str = "md", threshold: float | None = None) -> str:
-    """The table in one of FORMATS; `threshold` overrides the profile's noise threshold."""
-    return FORMATS[fmt](record, threshold)
+def render(
+    record: RunRecord,
+    fmt: str = "md",
+    threshold: float | None = None,
+    *,
+    judged: Judgement | None = None,
+) -> str:
+    """The table in one of FORMATS; `threshold` overrides the profile's noise threshold;
+    `judged`, the run's judgement when the caller has it (judged once, not per format)."""
+    return FORMATS[fmt](record, threshold, judged=judged)

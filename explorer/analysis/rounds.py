@@ -10,6 +10,7 @@ is what the CLI prints and the app shows.
 
 from __future__ import annotations
 
+import re
 import statistics
 from dataclasses import dataclass, field
 
@@ -23,6 +24,26 @@ def _duration(seconds: float) -> str:
     if seconds >= 60 and seconds % 60 == 0:
         return f"{seconds / 60:.0f}m"
     return f"{seconds:g}s"
+
+
+LEFT = re.compile(r"~(\d+) (min|s) left")
+"""The remaining-time part of a round plan's text ('~3 min left')."""
+
+
+def replayed_plan(plan: str, speed: float, paused: bool) -> str:
+    """A recorded round plan as a replay at `speed` plays it: the time left is the
+    recording's divided by the speed, and none is said while paused or played all at once
+    (the recording's '~4 min left' is not what a 16× replay has left)."""
+    if speed == 1 and not paused:
+        return plan
+
+    def scaled(m: re.Match[str]) -> str:
+        seconds = int(m.group(1)) * (60 if m.group(2) == "min" else 1)
+        return _minutes(seconds / speed)
+
+    if paused or speed <= 0:
+        return LEFT.sub("replay paused" if paused else "", plan).replace(" ·  · ", " · ")
+    return LEFT.sub(scaled, plan)
 
 
 def _minutes(seconds: float) -> str:

@@ -7,5 +7,6 @@ rules judged the document.
 """
 
 RULES = 1
-"""1: Hodges–Lehmann ratio with the Moses interval, Mann–Whitney p, Holm over the table,
-α split over the planned looks (pgwx 0.x, issue 38)."""
+"""1: the rules as pgwx 0.3 after issues 33 and 35 judge (paired rounds where the run was
+interleaved, ratios down to the clock's 1 ms, Holm over the table and the run's family, α
+split over the planned looks) — the first rules whose verdicts were stored (issue 38)."""

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from explorer.analysis import markdown, report
-from explorer.analysis.judge import Samples, judge, replay_looks, samples
+from explorer.analysis.judge import judge, replay_looks, samples
 from explorer.analysis.paired import cell_upto
 from explorer.analysis.run_family import family_words, table_alpha, tables_for_servers
 from explorer.analysis.verdict import CLOCK_FLOOR_SECONDS as CLOCK
@@ -99,14 +99,6 @@ def labels(majors: Sequence[int]) -> list[str]:
 def ordered(runs: Sequence[RunRecord]) -> list[RunRecord]:
     """The runs of one group, the reference first (by their axis position)."""
     return sorted(runs, key=lambda r: r.axis.position if r.axis is not None else 0)
-
-
-def _upto(s: Samples, key: tuple[str, str], last_round: int) -> list[float]:
-    return [
-        x
-        for x, r in zip(s.seconds.get(key, []), s.rounds.get(key, []), strict=True)
-        if r <= last_round
-    ]
 
 
 def judge_servers(runs: Sequence[RunRecord], threshold: float | None = None) -> ServerJudgement:

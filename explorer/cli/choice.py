@@ -1,12 +1,17 @@
-"""Which servers the command line names: --dsn and --pg given once or several times, --pg-bin."""
+"""What the command line names: the servers (--dsn and --pg given once or several times,
+--pg-bin) and the results store (--results)."""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from explorer.errors import UsageError
 from explorer.server import installs
+
+if TYPE_CHECKING:
+    from explorer.lab.store.results import ResultStore
 
 SEVERAL_SERVERS = (
     "Several servers (--pg or --dsn given more than once) are for `pgwx run` and the app; "
@@ -56,3 +61,10 @@ def owned_bindir(args: argparse.Namespace) -> Path | None:
         )
     install = installs.choose(pg, pg_bin)
     return None if install is None else install.bindir
+
+
+def results_store(args: argparse.Namespace) -> ResultStore:
+    """The results store --results names (default $PGWX_RESULTS, else the local file)."""
+    from explorer.lab.store.results import ResultStore
+
+    return ResultStore(getattr(args, "results", None))

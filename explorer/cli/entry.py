@@ -97,6 +97,7 @@ def open_app(args: argparse.Namespace) -> int:
         allow_risky=args.allow_risky,
         ascii=ascii_arg(args),
         present=present_arg(args),
+        results=args.results,
     )
 
 
@@ -106,12 +107,9 @@ def _main(argv: list[str] | None) -> int:
     except PgwxError as exc:
         print(f"pgwx: {exc}", file=sys.stderr)
         return USAGE_ERROR
-    if args.results:
-        # every store this process opens (run, runs, report, the app …) is this one
-        os.environ["PGWX_RESULTS"] = args.results
     from explorer.lab.store import hints
 
-    hints.remember(args.results)  # and every command it suggests names it
+    hints.remember(args.results)  # every command it suggests names the store it was given
     try:
         if args.command is None:
             return open_app(args)

@@ -213,6 +213,12 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="NAME",
         help="run only this variant (repeatable)",
     )
+    run.add_argument(
+        "--sweep",
+        metavar="NAME=V1,V2,…",
+        help="one variant per value of one setting, the first the baseline (e.g. "
+        "max_wal_size=256MB,1GB,4GB,16GB); the report draws them as a curve",
+    )
     run.add_argument("--format", choices=sorted(FORMATS), default="md")
     _gate_args(run)
     selftest = sub.add_parser(

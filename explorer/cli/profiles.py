@@ -6,10 +6,10 @@ import argparse
 import asyncio
 import sys
 
+from explorer.cli.choice import results_store
 from explorer.cli.entry import quiet_on_broken_pipe
 from explorer.cli.run import resolve_session
 from explorer.lab.profiles.catalog import ProfileError, ProfileShadowed, list_profiles
-from explorer.lab.store.results import ResultStore
 
 
 @quiet_on_broken_pipe
@@ -54,7 +54,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     report = check_file(path)
     if report.ok:
         say = lambda m: print(m, file=sys.stderr)  # noqa: E731
-        store = ResultStore()
+        store = results_store(args)
         session = resolve_session(args, store, say)
         try:
             asyncio.run(check_on_server(session.target, path, report))

@@ -14,18 +14,18 @@ from collections.abc import Callable
 
 from explorer.analysis import gate, servers
 from explorer.analysis.formats import render, render_servers
-from explorer.analysis.judge import judge
+from explorer.analysis.judge import Judgement, judge
 from explorer.analysis.report import EXIT_CODES, outcome
 from explorer.analysis.selftest import self_test, self_test_profile
 from explorer.analysis.selftest import to_text as selftest_text
-from explorer.cli.choice import owned_bindir
+from explorer.cli.choice import owned_bindir, results_store
 from explorer.cli.entry import CANCELLED
 from explorer.cli.parser import gate_arg
 from explorer.cli.progress import Progress
 from explorer.errors import UsageError
 from explorer.lab.profiles.catalog import load_profile
 from explorer.lab.run.bench import Bench, ServerChoice, named_choices
-from explorer.lab.run.request import RunOptions, RunRequest, run_plan
+from explorer.lab.run.request import RunOptions, RunRequest, run_plan, swept
 from explorer.lab.run.session import Session
 from explorer.lab.run.signals import TerminatingSignals
 from explorer.lab.store.hints import hint
@@ -54,6 +54,8 @@ def resolve_session(
 def cmd_run(args: argparse.Namespace) -> int:
     """`pgwx run PROFILE`: the matrix, progress on stderr, the table on stdout."""
     profile = load_profile(args.profile, lambda m: print(f"pgwx: {m}", file=sys.stderr))
+    if getattr(args, "sweep", None):
+        profile = swept(profile, args.sweep)
     original = profile
     testing = getattr(args, "selftest", False)
     if testing:
@@ -87,7 +89,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     say = Progress()
     if request.estimate.large:
         say._print(f"{profile.name} at --scale {args.scale:g}: {request.estimate.describe()}")
-    store = ResultStore()
+    store = results_store(args)
     bench = Bench(store, choices)
     # SIGHUP and SIGTERM do what Ctrl-C does (cancel, undo, stop the server pgwx started),
     # then exit 128 + the signal; while the server starts or stops they are only counted.
@@ -99,6 +101,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     if records is None or signals.received:
         return interrupted_ending(bench, signals, settings, say, cancelled=records is None)
     record = records[0]
+    # judged once: the table and the exit status read the same verdicts
+    judged = None if testing or bench.several else judge(record)
     if testing:
         say._print("simulating this profile's verdicts at the noise just measured")
         found = self_test(record, original)
@@ -109,7 +113,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     elif bench.several:
         print(render_servers(records, args.format), end="")
     else:
-        print(render(record, args.format), end="")
+        print(render(record, args.format, judged=judged), end="")
     how = f"`{hint(f'report {record.id} --format csv|json')}`"
     say._print(f"saved as run {', '.join(r.run_id for r in bench.runners)}; {how}; {settings}")
     if any(not r.undo.complete for r in bench.runners):
@@ -118,7 +122,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         ended = servers.outcome(servers.judge_servers(records))
         status = EXIT_CODES.get(ended, EXIT_CODES["failed"])
     else:
-        status = run_exit_status(record, testing)
+        status = run_exit_status(record, judged, testing)
     if watching is None:
         return status
     tags = [servers.label(r) if bench.several else "" for r in records]
@@ -213,10 +217,12 @@ def interrupted_ending(
     return signals.exit_status
 
 
-def run_exit_status(record: RunRecord, selftest: bool = False) -> int:
+def run_exit_status(
+    record: RunRecord, judged: Judgement | None = None, selftest: bool = False
+) -> int:
     """0 decided, 4 finished with comparisons undecided, 1 failed (README "For a team")."""
     if record.status != "finished":
         return EXIT_CODES["failed"]
     if selftest:  # a baseline against itself is meant to stay undecided
         return EXIT_CODES["decided"]
-    return EXIT_CODES[outcome(record, judge(record))]
+    return EXIT_CODES[outcome(record, judged if judged is not None else judge(record))]

@@ -8,12 +8,11 @@ import sys
 from collections.abc import Callable
 
 from explorer import paths
-from explorer.cli.choice import owned_bindir
+from explorer.cli.choice import owned_bindir, results_store
 from explorer.cli.run import resolve_session
 from explorer.lab.run.session import restore_pending, start_repairing
 from explorer.lab.safety.owner import ServerBusy
 from explorer.lab.safety.undo import Undo, restore_command
-from explorer.lab.store.results import ResultStore
 from explorer.server import installs
 from explorer.server.capabilities import probe
 from explorer.server.connect import Target
@@ -53,7 +52,7 @@ def cmd_restore(args: argparse.Namespace) -> int:
     something is still set (named, with where), 2 when it could not look (one sentence).
     """
     say = lambda m: print(m, file=sys.stderr)  # noqa: E731
-    store = ResultStore()
+    store = results_store(args)
     session = resolve_session(args, store, say)
     target = session.target
     try:
@@ -105,5 +104,9 @@ def _list_installs() -> int:
         print(f"  data dir    {data_dir} ({made})")
     lz4 = installs.lz4_elsewhere()
     if lz4 is None:
-        print("\nNone of them is built with lz4; install one that is (Debian: postgresql-15).")
+        print(
+            "\nNone of them is built with lz4; "
+            f"`{installs.LZ4_EXTRA}` brings PostgreSQL 17 with lz4 and zstd (or Debian's "
+            "postgresql-15)."
+        )
     return 0

@@ -17,6 +17,7 @@ from explorer.analysis.formats import render, render_servers
 from explorer.analysis.history import run_tags
 from explorer.analysis.report import EXIT_CODES
 from explorer.analysis.units import human_bytes
+from explorer.cli.choice import results_store
 from explorer.cli.entry import quiet_on_broken_pipe
 from explorer.cli.parser import ascii_arg, gate_arg, present_arg
 from explorer.cli.progress import Progress
@@ -33,9 +34,9 @@ def threshold_arg(value: str | None) -> float | None:
 
 
 @quiet_on_broken_pipe
-def cmd_runs(_args: argparse.Namespace) -> int:
+def cmd_runs(args: argparse.Namespace) -> int:
     # Listing never writes: another pgwx may be in the middle of a run.
-    store = ResultStore()
+    store = results_store(args)
     runs = store.list_runs()
     if not runs:
         print(f"no runs yet; try `{hint('run quick-demo')}`")
@@ -64,7 +65,7 @@ def chosen_run(store: ResultStore, ref: str) -> str:
 @quiet_on_broken_pipe
 def cmd_report(args: argparse.Namespace) -> int:
     threshold = threshold_arg(args.threshold)
-    store = ResultStore()
+    store = results_store(args)
     run_id = chosen_run(store, args.run)
     record = store.load(run_id)
     group = store.group(record)
@@ -80,7 +81,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from explorer.analysis import crossrun
 
     threshold = threshold_arg(args.threshold)
-    store = ResultStore()
+    store = results_store(args)
     a = store.load(chosen_run(store, args.run_a))
     b = store.load(chosen_run(store, args.run_b))
     cross = crossrun.compare_runs(a, b, threshold)
@@ -103,7 +104,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
     if args.speed is not None and not 0 <= args.speed < math.inf:
         raise UsageError("--speed must be a finite number, 0 (as fast as possible) or more.")
-    store = ResultStore()
+    store = results_store(args)
     ref = args.run
     if ref == "latest":
         ref = chosen_run(store, ref)
@@ -116,6 +117,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
             speed=1.0 if args.speed is None else args.speed,
             ascii=ascii_arg(args),
             present=present_arg(args),
+            results=args.results,
         )
     source = ReplaySource.find(store, ref, args.speed or 0.0)
     progress = Progress()
@@ -138,7 +140,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     """`pgwx export RUN --out FILE`: one self-contained recording of a stored run."""
     from explorer.lab.store.recording import export_run, write_recording
 
-    store = ResultStore()
+    store = results_store(args)
     try:
         run_id = chosen_run(store, args.run)
         data = export_run(store, run_id, redact_host=args.redact_host)
@@ -157,7 +159,7 @@ def cmd_import(args: argparse.Namespace) -> int:
     """`pgwx import FILE`: add a recording's run to the local store."""
     from explorer.lab.store.recording import import_recording
 
-    store = ResultStore()
+    store = results_store(args)
     try:
         record = import_recording(store, args.file)
     finally:
@@ -172,7 +174,7 @@ def cmd_push(args: argparse.Namespace) -> int:
     from explorer.lab.store.push import open_push_source, push
 
     source = open_push_source(args.source)
-    target = ResultStore(args.to) if args.to else ResultStore()
+    target = ResultStore(args.to) if args.to else results_store(args)
     try:
         done = push(source, target, args.runs)
     finally:
@@ -198,7 +200,7 @@ def cmd_history(args: argparse.Namespace) -> int:
     """`pgwx history PROFILE`: the profile's verdicts run by run, change points flagged."""
     from explorer.analysis import history
 
-    store = ResultStore()
+    store = results_store(args)
     try:
         runs = [
             store.load(r.id)

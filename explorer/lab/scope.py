@@ -139,6 +139,8 @@ def fk_clause(fk: FkTiming, ref: str) -> str:
         return f" REFERENCES {ref}"
     if fk is FkTiming.DEFERRED:
         return f" REFERENCES {ref} DEFERRABLE INITIALLY DEFERRED"
+    if fk is FkTiming.NOT_ENFORCED:
+        return f" REFERENCES {ref} NOT ENFORCED"
     return ""
 
 

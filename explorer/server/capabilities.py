@@ -6,7 +6,8 @@ from typing import Literal
 
 import asyncpg
 
-from explorer.models import SERVER_KNOBS, Capabilities, GucInfo
+from explorer.models import SERVER_KNOBS, Capabilities
+from explorer.server.gucs import WRITE_PATH, read_gucs
 
 RESTART_CONTEXTS = {"postmaster"}
 """pg_settings.context values whose change needs a server restart."""
@@ -52,11 +53,7 @@ async def probe(conn: asyncpg.Connection, *, owned: bool) -> Capabilities:
         sysid = str(await conn.fetchval("SELECT system_identifier FROM pg_control_system()"))
     except asyncpg.PostgresError:
         sysid = "unknown"
-    rows = await conn.fetch(
-        "SELECT name, setting, unit, context, source FROM pg_settings WHERE name = ANY($1)",
-        list(WATCHED_GUCS),
-    )
-    gucs = {r["name"]: GucInfo(**dict(r)) for r in rows}
+    gucs = await read_gucs(conn, list(dict.fromkeys([*WATCHED_GUCS, *WRITE_PATH])))
     # io_uring is among io_method's values only in a build --with-liburing.
     methods = await conn.fetchval("SELECT enumvals FROM pg_settings WHERE name = 'io_method'")
     return Capabilities(

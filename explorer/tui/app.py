@@ -225,6 +225,7 @@ def run_app(
     ascii: bool | None = None,
     present: bool | None = None,
     servers: list[tuple[str | None, int | None]] | None = None,
+    results: str | None = None,
 ) -> int:
     """Open the app (`pgwx`), or replay a run in it (`pgwx replay RUN|FILE|NAME`).
 
@@ -232,11 +233,12 @@ def run_app(
         speed: Replay speed (1 = recorded pace).
         present: The presenter layout (None: automatic on a projector-sized terminal).
         servers: Several servers to take turns on, as named: (--dsn, --pg) each.
+        results: The results store (`--results`; None: $PGWX_RESULTS, else the local file).
 
     Returns:
         The process exit status.
     """
-    store = ResultStore()
+    store = ResultStore(results)
     try:
         source = ReplaySource.find(store, replay, speed) if replay else None
         app = PgwxApp(

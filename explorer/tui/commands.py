@@ -31,6 +31,13 @@ class LabCommands(Provider):
         ]
         panel = getattr(screen, "knob_panel", None)
         if panel is not None and not panel.locked:
+            out.append(
+                (
+                    "Other settings",
+                    panel.reveal_other_settings,
+                    "set any server setting by name (wal_compression = lz4, max_wal_size = 4GB)",
+                )
+            )
             for name, profile in panel.profiles.items():
                 out.append((f"Profile: {name}", partial(panel.choose_profile, name), profile.title))
         return out

@@ -30,9 +30,10 @@ from textual.worker import Worker, WorkerCancelled, WorkerFailed, WorkerState
 from explorer.analysis import servers
 from explorer.errors import PgwxError
 from explorer.lab.run.bench import Bench
-from explorer.lab.run.request import RunOptions, RunRequest
+from explorer.lab.run.request import RunOptions, RunRequest, run_plan
 from explorer.lab.run.session import Session
 from explorer.lab.safety.settings import JournalUnreadable
+from explorer.lab.store.machine_noise import load_noise
 from explorer.lab.store.replay import Player, ReplaySource
 from explorer.lab.view.runstate import RunView
 from explorer.models import (
@@ -314,6 +315,8 @@ class RunController(Widget):
             allow_risky=config.allow_risky,
             sample_interval=config.sample_interval,
         )
+        # The plan before the first trial, with this machine's noise if a self-test kept it.
+        self.say(run_plan(request, max(len(on), 1) if not single else 1, load_noise(profile.name)))
         self.view.profile, self.view.scale, self.view.accumulate = profile, scale, single
         self._cancelling = False
         if len(on) > 1 and not single:

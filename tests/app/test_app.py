@@ -240,6 +240,8 @@ async def test_pg15_has_lz4_and_says_pg_stat_io_is_missing(
 ) -> None:
     async with lab_app(pg15, store).run_test(size=(120, 36)) as pilot:
         lab = await connected(pilot)
+        lab.knob_panel.choose_profile("toast-compression")  # a load with a toastable column
+        await pilot.pause()
         assert not lab.knob_panel.select("toast").unavailable  # Debian's 15 has lz4
         header = lab.query_one("#header")
         assert "pg_stat_io ✗" in str(header.render())

@@ -6,8 +6,6 @@ Replays of recorded runs (no server, no clock); waits are on conditions, never o
 
 from __future__ import annotations
 
-import html
-import re
 from pathlib import Path
 
 import pytest
@@ -28,12 +26,11 @@ from explorer.tui.widgets.headline import Headline, big_digits, headline_figure,
 from explorer.tui.widgets.summary import SummaryCard
 from explorer.tui.widgets.tabs import PaneTabs
 from tests.support.app import wait_for
-from tests.support.paths import FIXTURES, ROOT
+from tests.support.paths import FIXTURES
+from tests.support.presenter import FK_TIMING, finished, replay_app, screen_rows, squeezed
 
 QUICK_DEMO = FIXTURES / "quick-demo.json"
 """quick-demo with five measured rounds: every candidate has a verdict with a ratio."""
-FK_TIMING = ROOT / "profiles" / "recordings" / "fk-timing-restore.pgwx"
-"""The shipped fk-timing-restore recording: decided verdicts (deferred ~2× slower)."""
 
 
 @pytest.fixture(autouse=True)
@@ -44,46 +41,10 @@ def _unicode_again() -> object:
     set_ascii(False)
 
 
-def replay_app(tmp_path: Path, fixture: Path, present: bool | None = None) -> PgwxApp:
-    source = ReplaySource.from_file(fixture)
-    source.speed = 0.0
-    store = ResultStore(tmp_path / "r.sqlite")
-    return PgwxApp(replay=source, store=store, ascii=False, present=present)
-
-
-def screen_rows(app: PgwxApp) -> list[str]:
-    """The screen as the terminal shows it, one string per row."""
-    svg = app.export_screenshot()
-    rows: dict[float, list[str]] = {}
-    for m in re.finditer(r'<text[^>]*\by="([\d.]+)"[^>]*>(.*?)</text>', svg, flags=re.S):
-        rows.setdefault(float(m.group(1)), []).append(html.unescape(m.group(2)))
-    return ["".join(rows[y]).replace("\xa0", " ").rstrip("\n") for y in sorted(rows)]
-
-
-def squeezed(text: str) -> str:
-    """Without whitespace: a line the card wrapped still matches."""
-    return "".join(text.split())
-
-
 def inside(widget: Widget, screen: Region) -> bool:
     """The widget is drawn, and all of it is on the screen."""
     region = widget.region
     return region.area > 0 and screen.contains_region(region)
-
-
-async def finished(pilot: Pilot[int]) -> PgwxApp:
-    """The replay has ended, its card and footer are drawn."""
-    app = pilot.app
-    assert isinstance(app, PgwxApp)
-    await app.workers.wait_for_complete()
-    card = app.lab.query_one(SummaryCard)
-    await wait_for(pilot, lambda: card.display and card.region.height > 0, 20)
-
-    def footer_drawn() -> bool:
-        return "Quit" in screen_rows(app)[-1]
-
-    await wait_for(pilot, footer_drawn, 20)
-    return app
 
 
 async def assert_presented(pilot: Pilot[int], fixture: Path) -> None:

@@ -84,3 +84,27 @@ async def test_replay_jumps_and_resizes_draw_the_natural_ends_table(
         await pilot.resize_terminal(*size)
         await pilot.pause(0.5)
         assert await _drawn(pilot) == natural, f"filled at {other}, shown at {size}"
+
+
+async def test_arrows_move_a_whole_column_and_variant_and_phase_stay(tmp_path: Path) -> None:
+    async with _app(tmp_path, "arrows").run_test(size=(80, 24)) as pilot:
+        await _jump(pilot, "space", "G")
+        await wait_for(pilot, lambda: pilot.app.lab.view.status == "finished", 30)  # type: ignore[attr-defined]
+        await _drawn(pilot)
+        table = pilot.app.lab.query_one(ResultsTable)  # type: ignore[attr-defined]
+        assert table.max_scroll_x > 0, "nothing to scroll at 80x24: the test shows nothing"
+        widths = [c.get_render_width(table) for c in table.ordered_columns]
+        starts = {sum(widths[2:k]) for k in range(2, len(widths))}
+        presses = 0
+        while table.scroll_x < table.max_scroll_x:
+            await pilot.press("right")
+            await pilot.pause(0.1)
+            presses += 1
+            # each press lands on a column's start (or the end), never mid-column
+            assert table.scroll_x in starts or table.scroll_x == table.max_scroll_x
+            assert presses <= len(widths), "→ did not reach the last column"
+            rows = rows_of(pilot.app)[table.region.y + 1 : table.region.bottom]
+            assert any("insert" in row for row in rows), "the phase column scrolled away"
+        await pilot.press("left")
+        await pilot.pause(0.1)
+        assert table.scroll_x < table.max_scroll_x and table.scroll_x in starts

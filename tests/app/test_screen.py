@@ -85,7 +85,12 @@ async def test_summary_card_fills_the_duration_pane_at_80x24(tmp_path: Path) -> 
         lines = card_lines(record)
         assert [line.variant for line in lines] == names
         assert sum(line.baseline for line in lines) == 1
-        assert any("WAL" in line.mechanism and "→" in line.mechanism for line in lines)
+        # A counter is named as the mechanism only when its own comparison is decided
+        # (issue 33): with the few trials of this recording, none is.
+        decided = [line for line in lines if line.mechanism and not line.baseline]
+        assert all("→" in line.mechanism for line in decided)
+        baseline = next(line for line in lines if line.baseline)
+        assert baseline.mechanism.startswith("WAL ")  # its own figure, the one others go from
 
 
 async def test_enter_on_the_card_opens_the_table(tmp_path: Path) -> None:

@@ -18,7 +18,7 @@ from explorer.analysis.server_card import biggest_row, server_card
 from explorer.tui.widgets.duration import DurationPane
 from explorer.tui.widgets.headline import Headline
 from explorer.tui.widgets.summary import SummaryCard, render_servers_card
-from tests.app.test_presenter import FK_TIMING, finished, replay_app, screen_rows, squeezed
+from tests.support.presenter import FK_TIMING, finished, replay_app, screen_rows, squeezed
 from tests.support.servers_card import two_server_group
 
 

@@ -38,6 +38,7 @@ def test_pgwx_run_surfaces_a_bug_with_its_log(
         "--repeats",
         "1",
         "--allow-undecidable",
+        "--allow-undecidable",
         "--settle",
         "0",
         "--no-sample",

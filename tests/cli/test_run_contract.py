@@ -104,7 +104,7 @@ def test_a_run_prints_bencher_metric_format_on_request(
     )
     code, doc, err = _run(
         pg18, tmp_path, monkeypatch, capsys, "--variant", "logged", "--variant", "unlogged",
-        "--repeats", "1", "--format", "bmf",
+        "--repeats", "1", "--allow-undecidable", "--format", "bmf",
     )  # fmt: skip
     assert code in (0, 4), err
     assert doc is not None

@@ -167,6 +167,7 @@ def pgwx_run(data: Path, tmp_path: Path, *extra: str) -> subprocess.CompletedPro
             "0.001",
             "--repeats",
             "1",
+            "--allow-undecidable",
             "--variant",
             "unlogged",
             "--no-sample",

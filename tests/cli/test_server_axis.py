@@ -227,6 +227,7 @@ def test_several_dsns_are_servers_of_one_run_and_one_named_twice_is_refused(
         "--repeats",
         "1",
         "--allow-undecidable",
+        "--allow-undecidable",
         "--warmup",
         "0",
         "--settle",

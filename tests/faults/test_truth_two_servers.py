@@ -118,6 +118,7 @@ async def test_undo_holds_on_each_server_after_a_kill(base: Path, how: str) -> N
             "--repeats",
             "1",
             "--allow-undecidable",
+            "--allow-undecidable",
             "--warmup",
             "0",
             "--settle",

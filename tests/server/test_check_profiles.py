@@ -296,3 +296,19 @@ async def test_check_as_a_user_without_create_says_so(pg18: Target, tmp_path: Pa
     finally:
         await conn.execute("DROP ROLE pgwx_plain_user")
         await conn.close()
+
+
+async def test_check_refuses_a_mistyped_setting_and_plans_the_others(
+    pg18: Target, tmp_path: Path
+) -> None:
+    """Other settings (issue 37): `pgwx check` asks the server, as `pgwx run` would."""
+    path = tmp_path / "s.toml"
+    head = 'title = "t"\nworkload = "bulk-write"\n[[variants]]\nname = "a"\n'
+    path.write_text(head + 'settings = { max_wal_size = "4GB", wal_compression = "pglz" }\n')
+    report = await _server_check(pg18, path)
+    assert not report.problems, report.problems
+    assert report.plan["a"] == ["bulk-write workload: max_wal_size=4GB, wal_compression=pglz"]
+    path.write_text(head + 'settings = { max_wal_sise = "4GB" }\n')
+    report = await _server_check(pg18, path)
+    assert len(report.problems) == 1
+    assert "has no setting named max_wal_sise; did you mean max_wal_size" in report.problems[0]

@@ -16,7 +16,18 @@ from explorer.server.connect import Target
 from explorer.server.embedded import LocalServer
 from tests.support.stored import fresh_database, store_url
 
-SMALL = ["--scale", "0.002", "--warmup", "0", "--settle", "0", "--repeats", "2"]
+SMALL = [
+    "--scale",
+    "0.002",
+    "--warmup",
+    "0",
+    "--settle",
+    "0",
+    "--repeats",
+    "2",
+    "--allow-undecidable",
+    "--allow-undecidable",
+]
 
 
 @pytest.fixture

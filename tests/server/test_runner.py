@@ -153,11 +153,24 @@ async def test_unavailable_knobs_are_skipped_with_reason(
 
 
 async def test_lz4_unavailable_on_bundled_18(pg18: Target, run_profile: RunProfile) -> None:
-    profile = tiny([Variant(name="base"), Variant(name="lz4", knobs=Knobs(toast=Toast.LZ4))])
+    variants = [Variant(name="base"), Variant(name="lz4", knobs=Knobs(toast=Toast.LZ4))]
+    profile = small_profile("toast", variants, rows=200)
     record, _ = await run_profile(pg18, profile)
     lz4 = next(t for t in record.trials if t.variant == "lz4")
     assert lz4.status == "skipped"
     assert "lz4 is not built into this server" in (lz4.reason or "")
+
+
+async def test_a_knob_the_workload_does_not_follow_is_skipped(
+    pg18: Target, run_profile: RunProfile
+) -> None:
+    """table-kind has no toastable column: an lz4 variant would run the same load under
+    another name (issue 39), so it is skipped with that reason, whatever the server has."""
+    profile = tiny([Variant(name="base"), Variant(name="lz4", knobs=Knobs(toast=Toast.LZ4))])
+    record, _ = await run_profile(pg18, profile)
+    lz4 = next(t for t in record.trials if t.variant == "lz4")
+    assert lz4.status == "skipped"
+    assert "no toastable column, so the toast knob changes nothing" in (lz4.reason or "")
 
 
 async def test_cancel_mid_run_restores_settings(pg18: Target, store: ResultStore) -> None:

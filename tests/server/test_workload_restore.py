@@ -97,7 +97,9 @@ def test_statement_log_parses_durations_of_one_backend() -> None:
 def test_profile_loads_with_every_fk_timing() -> None:
     profile = load_profile("fk-timing-restore")
     assert profile.baseline_name() == "none"
-    assert [v.knobs.fk for v in profile.variants] == list(FkTiming)
+    # every timing but NOT ENFORCED (18+ only): the shipped profile runs on 15 too
+    shipped = [t for t in FkTiming if t is not FkTiming.NOT_ENFORCED]
+    assert [v.knobs.fk for v in profile.variants] == shipped
 
 
 async def test_every_fk_variant_restores_and_has_its_phases(
@@ -114,6 +116,7 @@ async def test_every_fk_variant_restores_and_has_its_phases(
         "deferred": ["load", "commit"],
         "after-load": ["load", "commit", "add-fk"],
         "not-valid": ["load", "commit", "add-fk", "validate-fk"],
+        "not-enforced": ["load", "commit"],
     }
     for name, trial in by.items():
         assert [p.name for p in trial.phases] == expected_phases[name]
@@ -121,7 +124,11 @@ async def test_every_fk_variant_restores_and_has_its_phases(
         assert load.seconds > 0 and load.rows == rows
         assert trial.phases[1].seconds >= 0
         # the FK was in the asked form while pg_restore loaded (read from pg_constraint)
-        assert load.detail["fk"] == {"after-load": "none", "not-valid": "none"}.get(name, name)
+        assert load.detail["fk"] == {
+            "after-load": "none",
+            "not-valid": "none",
+            "not-enforced": "not enforced",  # read from pg_constraint.conenforced (18+)
+        }.get(name, name)
         assert load.detail["wal_bytes"] > 0
     after = phases(by["after-load"])
     assert after["add-fk"].detail["fk"] == "immediate"  # type: ignore[attr-defined]
@@ -175,7 +182,10 @@ async def test_temporary_child_is_skipped(pg18: Target, run_profile: RunProfile)
     record, _ = await run_profile(pg18, profile)
     by = {t.variant: t for t in record.trials}
     assert by["none"].status == "ok"
-    assert by["temp"].status == "skipped" and "TEMPORARY" in (by["temp"].reason or "")
+    # The restore's child table does not follow table_kind at all (issue 39): that is said
+    # first, since no table of this load would be TEMPORARY.
+    assert by["temp"].status == "skipped"
+    assert "table_kind knob changes nothing" in (by["temp"].reason or "")
 
 
 @pytest.mark.pg15
@@ -264,6 +274,7 @@ async def test_ddl_builder_makes_the_asked_fk(pg18: Target) -> None:
         FkTiming.DEFERRED: "deferred",
         FkTiming.AFTER_LOAD: "none",
         FkTiming.NOT_VALID: "none",
+        FkTiming.NOT_ENFORCED: "not enforced",  # 18+: pg_constraint.conenforced
     }
 
 

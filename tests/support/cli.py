@@ -7,6 +7,8 @@ import os
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from explorer.lab.store.results import ResultStore
 from explorer.server.connect import LIBPQ_ENV
 from tests.support.paths import ROOT
@@ -57,3 +59,12 @@ def private_env(tmp_path: Path) -> dict[str, str]:
         XDG_STATE_HOME=str(tmp_path / "xstate"),
     )
     return env
+
+
+def private_store(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """For `pgwx` run in this process: a private store and state directory, no libpq
+    variables (a test's `cli.main` never reaches the user's files or server)."""
+    monkeypatch.setenv("PGWX_RESULTS", str(tmp_path / "r.sqlite"))
+    monkeypatch.setenv("PGWX_STATE_DIR", str(tmp_path / "state"))
+    for var in LIBPQ_ENV:
+        monkeypatch.delenv(var, raising=False)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
-from explorer.models import Capabilities, Event, Profile, RunRecord, Variant
+from explorer.models import Capabilities, Event, PhaseMechanism, Profile, RunRecord, Variant
 
 
 def small_profile(
@@ -32,3 +32,15 @@ def fake_caps(version_num: int = 180006) -> Capabilities:
     from explorer.analysis.calibration import synthetic_caps
 
     return synthetic_caps(version_num)
+
+
+def update_mech(record: RunRecord, variant: str) -> list[PhaseMechanism]:
+    """The UPDATE phase's mechanism of each trial of a bulk-write variant (all must be ok)."""
+    out = []
+    for trial in record.trials:
+        if trial.variant == variant:
+            assert trial.status == "ok", trial.reason
+            phase = next(p for p in trial.phases if p.name == "update")
+            assert phase.mechanism is not None
+            out.append(phase.mechanism)
+    return out

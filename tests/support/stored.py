@@ -74,3 +74,18 @@ def fresh_database(server: LocalServer, prefix: str = "pgwx_store") -> Iterator[
         yield database
     finally:
         asyncio.run(admin(f"DROP DATABASE {database} WITH (FORCE)"))
+
+
+def history_runs(*slowdowns: float) -> list[RunRecord]:
+    """quick-demo runs an hour apart, oldest first: the second variant `slowdown` times the
+    baseline's duration, seven trials a side."""
+    out = []
+    for n, slow in enumerate(slowdowns):
+        rec = record(f"2026010{n + 1}-000000-aaaaa{n}", minutes_ago=60 * (len(slowdowns) - n))
+        rec.profile.variants[1:] = [rec.profile.variants[1]]
+        other = rec.profile.variants[1].name
+        for rep in range(1, 8):
+            rec.trials.append(trial(rec.id, "logged", rep, secs=1.0 + rep / 1000))
+            rec.trials.append(trial(rec.id, other, rep, secs=slow + rep / 1000))
+        out.append(rec)
+    return out

@@ -11,8 +11,7 @@ from explorer.errors import UsageError
 from explorer.lab.profiles.catalog import load_profile
 from explorer.lab.run.limits import MAX_ROWS, check_sizes
 from explorer.models import Profile, Variant
-from explorer.server.connect import Target
-from tests.support.cli import FINISHED
+from tests.support.cli import private_store
 
 # --------------------------------------------------------------------------- option placement
 
@@ -52,51 +51,16 @@ def test_defaults_survive_without_the_options() -> None:
     )
 
 
-def _env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setenv("PGWX_RESULTS", str(tmp_path / "r.sqlite"))
-    monkeypatch.setenv("PGWX_STATE_DIR", str(tmp_path / "state"))
-    for var in cli.LIBPQ_ENV:
-        monkeypatch.delenv(var, raising=False)
-
-
 def test_dsn_before_run_is_the_server_used(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    _env(monkeypatch, tmp_path)
+    private_store(monkeypatch, tmp_path)
     # PGHOST names another place: the run must go where --dsn says, not there.
     monkeypatch.setenv("PGHOST", str(tmp_path / "from-pghost"))
     dsn = f"postgresql://u@/db?host={tmp_path}/from-dsn"
     assert cli.main(["--dsn", dsn, "run", "quick-demo", "--scale", "0.005"]) == 2
     err = capsys.readouterr().err
     assert "from-dsn" in err and "from-pghost" not in err, err
-
-
-def test_data_dir_before_run_is_the_cluster_used(
-    pg18: Target,
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    _env(monkeypatch, tmp_path)
-    assert pg18.bundled is not None
-    data_dir = str(pg18.bundled.data_dir)
-    argv = ["--data-dir", data_dir, "--keep-server", "run", "quick-demo"]
-    argv += [
-        "--scale",
-        "0.005",
-        "--repeats",
-        "1",
-        "--allow-undecidable",
-        "--settle",
-        "0",
-        "--no-sample",
-    ]
-    code = cli.main(argv)
-    err = capsys.readouterr().err
-    assert code in FINISHED, err
-    assert cli.main(["runs"]) == 0
-    assert str(pg18.bundled.socket_dir) in capsys.readouterr().out
-    assert pg18.bundled.is_running()
 
 
 # --------------------------------------------------------------------------- size bounds
@@ -140,34 +104,9 @@ def test_repeats_mode_other_than_a_number_is_left_to_its_resolver() -> None:
 def test_a_large_run_shows_its_estimate_first(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    _env(monkeypatch, tmp_path)
+    private_store(monkeypatch, tmp_path)
     dsn = f"postgresql://u@/db?host={tmp_path}/nosock"  # fails right after the estimate
     argv = ["run", "durability", "--scale", "10", "--dsn", dsn]
     assert cli.main(argv) == 2
     err = capsys.readouterr().err
     assert "about 10,000,000 rows" in err.splitlines()[0], err
-
-
-async def test_the_app_refuses_an_absurd_size_in_one_sentence(pg18: Target, tmp_path: Path) -> None:
-    from explorer.lab.store.results import ResultStore
-    from explorer.tui.app import PgwxApp
-    from explorer.tui.controller import RunController
-    from tests.support.app import connected, log_text, wait_for
-
-    store = ResultStore(tmp_path / "r.sqlite")
-    profile = Profile(
-        name="huge",
-        title="t",
-        workload="bulk-write",
-        params={"rows": 10**12},
-        variants=[Variant(name="a")],
-    )
-    try:
-        async with PgwxApp(target=pg18, store=store).run_test(size=(120, 36)) as pilot:
-            lab = await connected(pilot)
-            lab.query_one(RunController).run_profile(profile, 1.0, lab.caps, single=False)
-            await wait_for(pilot, lambda: "--allow-large" in log_text(lab))
-            assert "Therunfailed" in log_text(lab)
-        assert store.list_runs() == []
-    finally:
-        store.close()

@@ -7,6 +7,7 @@ import random
 from explorer.analysis import futility
 from explorer.analysis.calibration import Scenario, play, synthetic_record, synthetic_trial
 from explorer.analysis.judge import judge, undecided_text
+from explorer.analysis.paired import CellSamples
 from explorer.analysis.report import render
 
 
@@ -58,3 +59,20 @@ def test_paired_when_rounds_are_complete_unpaired_and_said_when_not() -> None:
     v = judge(holed).verdicts[("v1", "p1")]
     assert v.pairing == "unpaired" and (v.n_baseline, v.n_candidate) == (12, 11)
     assert "Unpaired (Mann–Whitney on all trials) for v1 p1: a round lacked" in render(holed)
+
+
+def test_a_phase_judged_in_seconds_is_closed_against_its_band() -> None:
+    # ~0.5 ms phases varying by ±0.2 ms a trial, judged against ±0.05 ms: hopeless by 30.
+    d = [2, -2, 3, -3, 1, -1, 2.5, -2.5, 1.5, -1.5]  # tenths of a ms, centred on 0
+    b = [0.0005 + 0.00001 * i for i in range(10)]
+    c = [x + 0.0001 * e for x, e in zip(b, d, strict=True)]
+    cell = CellSamples(b, c, list(range(1, 11)), list(range(1, 11)))
+    why = futility.futile(
+        cell, rounds=10, max_rounds=30, level=0.01, threshold=0.03, seconds_band=0.00005
+    )
+    assert why is not None and "ms a round), ±0.05 ms needs about" in why
+    # The same trials against a band of ±2 ms: "same" is in reach, nothing is closed.
+    wide = futility.futile(
+        cell, rounds=10, max_rounds=30, level=0.01, threshold=0.03, seconds_band=0.002
+    )
+    assert wide is None

@@ -71,3 +71,11 @@ def test_no_interval_no_test() -> None:
         too_few=True,
     )
     assert change(bare, _verdict(0.5, 0.4, 0.6)) is None
+
+
+def test_history_says_where_otava_reads_the_same_series() -> None:
+    from explorer.analysis import history
+    from tests.support.stored import history_runs as runs
+
+    text = history.to_markdown("quick-demo", history.history(list(runs(2.0, 1.0))))
+    assert "--config-file otava.yaml --branch quick-demo/unlogged/load" in text

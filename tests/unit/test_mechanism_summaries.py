@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from explorer.analysis import environment
+from explorer.analysis import conditions
 from explorer.analysis.mechanism import fold_late, summarize_total
 from explorer.analysis.report import summarize, to_csv, to_json, to_markdown
 from explorer.lab.measure import environment as machine
@@ -141,14 +141,14 @@ def env(**cpu: float) -> Environment:
 
 
 def test_warnings_only_when_steal_or_load_matter() -> None:
-    assert environment.warnings(env(steal_max=0.02, loadavg_max=2.0)) == []
-    (steal,) = environment.warnings(env(steal_max=0.15, loadavg_max=1.0))
+    assert conditions.warnings(env(steal_max=0.02, loadavg_max=2.0)) == []
+    (steal,) = conditions.warnings(env(steal_max=0.15, loadavg_max=1.0))
     assert "steal" in steal
-    (load,) = environment.warnings(env(steal_max=0.0, loadavg_max=3.5))
+    (load,) = conditions.warnings(env(steal_max=0.0, loadavg_max=3.5))
     assert "load average reached 3.5 on 2 CPU" in load
     quiet = Environment(pgwx_version="1", server_version="18.1", same_machine=False)
-    assert environment.warnings(quiet) == []
-    assert "not measured" in " ".join(environment.describe(quiet))
+    assert conditions.warnings(quiet) == []
+    assert "not measured" in " ".join(conditions.describe(quiet))
 
 
 def test_machine_load_from_proc_deltas(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -190,7 +190,7 @@ def test_same_machine(dsn: str, here: bool, monkeypatch: pytest.MonkeyPatch) -> 
 def test_report_has_the_environment_block_and_its_warning() -> None:
     rec = record()
     rec.environment = env(steal=0.2, steal_max=0.3, loadavg_max=1.0)
-    rec.environment.warnings = environment.warnings(rec.environment)
+    rec.environment.warnings = conditions.warnings(rec.environment)
     rec.environment.settings = {"shared_buffers": "128MB"}
     rec.environment.io_method = "worker"
     rec.environment.data_checksums = True

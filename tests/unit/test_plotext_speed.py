@@ -203,3 +203,13 @@ def test_the_overlay_draws_something() -> None:
     drawn = _draw(chart, overlay=True)
     assert "Q" in drawn and "│" in drawn and "#e69f00" in drawn
     assert any(chr(c) in drawn for c in range(0x2801, 0x2900))  # braille
+
+
+def test_they_replace_plotexts_helpers_only_on_the_release_written_for() -> None:
+    from importlib import metadata
+
+    assert plotext_speed.fits(plotext_speed.PLOTEXT_VERSION)
+    assert not plotext_speed.fits("5.2.8") and not plotext_speed.fits("6.0.0")
+    # The plotext installed is the one pinned for: the speed-ups are in use.
+    assert metadata.version("plotext") == plotext_speed.PLOTEXT_VERSION
+    assert plotext_speed.install() is True

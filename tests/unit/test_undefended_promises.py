@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from explorer.analysis.environment import warnings
+from explorer.analysis.conditions import warnings
 from explorer.models import CpuLoad, Environment
 from explorer.server.connect import Target
 

@@ -7,7 +7,7 @@ and /proc/loadavg at the start, after every trial and at the end: CPU time stole
 hypervisor, and other work competing with the server, make timings slower for reasons that
 have nothing to do with the knob under test.
 
-What those readings mean for the timings is judged in `explorer.analysis.environment`.
+What those readings mean for the timings is judged in `explorer.analysis.conditions`.
 """
 
 from __future__ import annotations

@@ -162,6 +162,8 @@ class _Trial:
             self.wal = self.wal or WalDelta()
             for name in ("records", "fpi", "bytes", "buffers_full"):
                 setattr(self.wal, name, getattr(self.wal, name) + getattr(s.wal, name))
+            if s.wal.fpi_bytes is not None:
+                self.wal.fpi_bytes = (self.wal.fpi_bytes or 0) + s.wal.fpi_bytes
         for row in s.io:
             key = (row.backend_type, row.object, row.context)
             total = self.io.setdefault(
@@ -195,6 +197,7 @@ class _Trial:
             wal_bytes=self.wal_bytes,
             wal_records=wal.records if wal else None,
             wal_fpi=wal.fpi if wal else None,
+            wal_fpi_bytes=wal.fpi_bytes if wal else None,
             wal_buffers_full=wal.buffers_full if wal else None,
             io=io_sum(list(self.io.values())) if self.io else {},
             io_by_backend={k: io_sum(v) for k, v in sorted(by_backend.items())},
@@ -255,6 +258,7 @@ def phase_mechanism(
         samples=window.samples,
         wal_bytes=window.wal_bytes if complete else None,
         wal_fpi=wal.fpi if wal else None,
+        wal_fpi_bytes=wal.fpi_bytes if wal else None,
         wal_records=wal.records if wal else None,
         writers=writers,
         checkpoints=window.checkpointer.checkpoints if complete else None,

@@ -37,6 +37,8 @@ class WalDelta(BaseModel):
     """Milliseconds writing WAL (≤17, with track_wal_io_timing)."""
     sync_time: float | None = None
     """Milliseconds syncing WAL (≤17, with track_wal_io_timing)."""
+    fpi_bytes: int | None = None
+    """Bytes of the full-page images (19+: pg_stat_wal.wal_fpi_bytes); None before."""
 
 
 class IoDelta(BaseModel):
@@ -183,7 +185,13 @@ VACUUM_FIELDS = tuple(VacuumProgress.model_fields)
 
 ACTIVE_STATES = "('active', 'fastpath function call')"
 """Backend states that count as working; idle ones wait for their client, not the server."""
-_WAIT = "coalesce(wait_event_type || ':' || wait_event, 'CPU')"
+_WAIT = (
+    "coalesce(CASE WHEN wait_event_type = 'Buffer' AND wait_event = 'BufferPin' "
+    "THEN 'BufferPin' ELSE wait_event_type END || ':' || wait_event, 'CPU')"
+)
+"""A wait as 'Type:Event' ('CPU' when none). PostgreSQL 19 renames the type BufferPin to
+Buffer: its BufferPin wait keeps the older name, so a run on 18 and 19 compares like with
+like."""
 
 WAITS_SQL = f"""
 SELECT {_WAIT} AS wait, count(*)::int AS n
@@ -234,9 +242,11 @@ def _wal_sql(caps: Capabilities) -> str:
         if caps.version_num >= 180000
         else "wal_write, wal_sync, wal_write_time, wal_sync_time"
     )
+    # 19 reports the full-page images' bytes; before, that is unknown (NULL), never 0.
+    fpi_bytes = "wal_fpi_bytes" if caps.version_num >= 190000 else "NULL"
     return (
         f"(SELECT json_build_array(wal_records, wal_fpi, wal_bytes, wal_buffers_full, "
-        f"{extra}) FROM pg_stat_wal)"
+        f"{extra}, {fpi_bytes}) FROM pg_stat_wal)"
     )
 
 

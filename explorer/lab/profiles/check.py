@@ -21,6 +21,7 @@ import asyncpg
 from pydantic import BaseModel, ValidationError
 
 from explorer.files import input_problem
+from explorer.lab.profiles.anysetting import SettingRefused, learn_settings
 from explorer.lab.profiles.availability import unavailable_reason
 from explorer.lab.profiles.catalog import ProfileError, load_profile
 from explorer.lab.profiles.tomlines import locate
@@ -177,6 +178,12 @@ async def _check_on_server(target: Target, path: Path, report: CheckReport) -> N
                 "creates for the run, and this user may not create roles (no CREATEROLE); "
                 "--trust-sql runs it unfenced, as this user."
             )
+        try:
+            await learn_settings(conn, caps, profile.variants)
+        except SettingRefused as refused:
+            # the name or value `pgwx run` would refuse before anything runs
+            report.problems.append(f"{path}: {refused}.")
+            return
         parsed = False
         for index, variant in enumerate(profile.variants):
             vloc = ("variants", index)
@@ -196,6 +203,7 @@ async def _check_on_server(target: Target, path: Path, report: CheckReport) -> N
                 described = workload.describe(variant.knobs)
             report.plan[variant.name] = [
                 *(f"set {k} = {v}" for k, v in variant.knobs.server_settings().items()),
+                *(f"set {k} = {v}" for k, v in variant.knobs.settings.items()),
                 *described,
             ]
             tx = conn.transaction()

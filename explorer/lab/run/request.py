@@ -16,7 +16,7 @@ from typing import Any
 from explorer.analysis.plan import least_comparisons, plan_sentence, refusal
 from explorer.errors import UsageError
 from explorer.lab.run.limits import SizeEstimate, check_sizes
-from explorer.models import Profile, Variant, parse_budget, parse_threshold
+from explorer.models import Profile, Variant, parse_budget, parse_sweep, parse_threshold
 
 MAX_WARMUP = 10
 """Most warm-up rounds a run may ask for."""
@@ -170,6 +170,18 @@ class RunRequest:
             ref=ref.strip() if ref else None,
         )
         return cls(profile=profile, options=options, estimate=estimate, variants=chosen)
+
+
+def swept(profile: Profile, spec: str) -> Profile:
+    """The profile with `--sweep NAME=V1,V2,…`: one variant per value, on the baseline
+    variant's knobs; UsageError with one sentence when the spec is not one."""
+    try:
+        sweep = parse_sweep(spec)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    data = profile.model_dump()
+    data["sweep"] = sweep.model_dump()
+    return Profile.model_validate(data)
 
 
 def run_plan(request: RunRequest, servers: int = 1, noise: float | None = None) -> str:

@@ -15,13 +15,13 @@ import contextlib
 import datetime as dt
 import time
 from collections.abc import Callable, Coroutine
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import asyncpg
 
-from explorer.analysis.environment import warnings as machine_warnings
+from explorer.analysis.conditions import warnings as machine_warnings
 from explorer.analysis.judge import Judgement, judge, undecided_text
 from explorer.analysis.rounds import RoundPlan
 from explorer.analysis.servers import RoundVote, next_round
@@ -30,6 +30,7 @@ from explorer.lab.measure.environment import MachineLoad
 from explorer.lab.measure.environment import capture as capture_environment
 from explorer.lab.measure.probe import PhaseProbe
 from explorer.lab.measure.sampler import Sampler, SamplerNotice, TrialSampler
+from explorer.lab.profiles.anysetting import learn_settings, split, toast_pin
 from explorer.lab.profiles.availability import unavailable_reason
 from explorer.lab.run.request import RunOptions, select_variants
 from explorer.lab.run.scratch import scratch_dir
@@ -115,12 +116,18 @@ class RunScope:
     """Applies each variant's server settings and undoes them."""
     contexts: dict[str, str]
     """Setting name → pg_settings.context, to know which changes need a restart."""
+    record: RunRecord
+    """The run as stored when it began (its trials are added as they end)."""
     sampler: TrialSampler | None = None
     """The statistics sampler, None when sampling is off."""
     owner: RunOwner | None = None
     """The session holding the run's advisory locks (settings lock only if it changes any)."""
     fence: Fence | None = None
     """The roles the profile's own SQL runs as (sql workload); None for pgwx's own loads."""
+    plan: list[tuple[Variant, int]] = field(default_factory=list)
+    """The trials planned at the start, in order."""
+    reasons: dict[str, str | None] = field(default_factory=dict)
+    """Variant → why this server cannot run it (None: it can)."""
 
 
 def interleave(variants: list[Variant], repeats: int) -> list[tuple[Variant, int]]:
@@ -318,11 +325,36 @@ class Runner:
                     await asyncio.shield(self.turnstile.leave(self.axis.position))
 
     async def _run(self, emit: Callable[[Event], None] | None, workdir: Path) -> RunRecord:
-        """`run`, inside the run's scope, with the scratch directory made by the caller."""
+        """`run`, inside the run's scope, with the scratch directory made by the caller: the
+        run opened, its rounds, and closing it (the undo) however they end."""
         self._emit_out = emit or (lambda _e: None)
         self._t0 = time.perf_counter()
+        scope = await self._open_run(workdir)
+        sampler_task: asyncio.Task[None] | None = None
+        status: RunStatus = "finished"
+        reason: str | None = None
+        trials: list[TrialResult] = []
+        try:
+            sampler_task = await self._prepare(scope)
+            await self._rounds(scope, trials)
+        except asyncio.CancelledError:
+            status, reason = "cancelled", "cancelled by the user"
+            raise
+        except Exception as exc:
+            # A programming error keeps its traceback (logged, and raised on to the front end).
+            status, reason = "failed", failure_reason(exc)
+            if not is_user_facing(exc):
+                raise
+        finally:
+            await self._close_run(scope, sampler_task, trials, status, reason)
+        return self.store.load(self.run_id)
+
+    # ------------------------------------------------------------------ opening the run
+    async def _open_run(self, workdir: Path) -> RunScope:
+        """Probe (unless the session did), look at the settings in force, take the run's
+        locks, store the run as begun and say it started: what every trial then shares."""
         plan = self.plan()
-        workload = self.build_workload()
+        workload = self.build_workload()  # once per run: every trial and the undo use it
         caps = self.caps
         if caps is None:
             conn = await self.target.connect("admin")
@@ -330,6 +362,12 @@ class Runner:
                 caps = self.caps = await probe(conn, owned=self.target.owned)
             finally:
                 await conn.close()
+        conn = await self.target.connect("admin")
+        try:
+            # A typo or a value out of range is said before anything runs (one sentence).
+            await learn_settings(conn, caps, [v for v, _ in plan])
+        finally:
+            await conn.close()
         journal = self._journal = Journal(caps.system_identifier)
         if self.target.bundled is not None:
             self._log_from = log_size(self.target.bundled)
@@ -344,7 +382,10 @@ class Runner:
         # Only a run that changes server settings takes the server-wide lock, and only such
         # a run may touch settings at all (another pgwx's may be in force).
         await owner.open(
-            settings=any(v.knobs.server_settings() and not reasons[v.name] for v, _ in plan)
+            settings=any(
+                split(v.knobs, caps, fenced=workload.runs_user_sql)[0] and not reasons[v.name]
+                for v, _ in plan
+            )
         )
         server = ServerInfo(
             dsn_masked=self.target.label(),
@@ -378,14 +419,12 @@ class Runner:
                 total_trials=len(plan),
             )
         )
-
         if foreign:
             self._notice(foreign_notice(foreign), "warning")
         for name, why in reasons.items():
             if why:
                 self._notice(f"{name}: not available here: {why}", "warning")
-
-        scope = RunScope(
+        return RunScope(
             workload=workload,
             caps=caps,
             workdir=workdir,
@@ -396,6 +435,7 @@ class Runner:
                 on_restart=self._mark_restart,
             ),
             contexts={n: g.context for n, g in caps.gucs.items()},
+            record=record,
             sampler=(
                 Sampler(
                     self.target,
@@ -407,94 +447,116 @@ class Runner:
                 else None
             ),
             owner=owner,
+            plan=plan,
+            reasons=reasons,
         )
-        sampler_task: asyncio.Task[None] | None = None
-        status: RunStatus = "finished"
-        reason: str | None = None
-        trials: list[TrialResult] = []
-        try:
-            await self._make_schema()
-            if workload.runs_user_sql:
-                scope.fence = await self._fence(plan)
-            self._notice(f"preparing {workload.kind} data")
-            reader = scope.fence.read if scope.fence is not None else self.target
-            async with self._turn():  # never while another server is measured
-                await workload.prepare(reader, caps, scope.workdir)
-            if scope.sampler is not None:
-                sampler_task = asyncio.create_task(scope.sampler.run(self._on_sample))
-            skipped_once: set[str] = set()
-            by_name = {v.name: v for v in self.variants()}
-            rounds = self.round_plan()
-            runnable = sum(1 for v in by_name if not reasons[v])
-            done, index, more = 0, 0, True
-            while more:
-                for name in rounds.order(done):
-                    variant, repeat = by_name[name], done + 1
-                    if reasons[name]:
-                        if name not in skipped_once:
-                            skipped_once.add(name)
-                            trials.append(
-                                self._finish(
-                                    TrialResult(
-                                        run_id=self.run_id,
-                                        variant=name,
-                                        repeat=repeat,
-                                        status="skipped",
-                                        reason=f"not available here: {reasons[name]}",
-                                        started_at=dt.datetime.now(dt.UTC),
-                                    )
-                                )
-                            )
-                        continue
-                    index += 1
-                    async with self._turn():  # servers of one run alternate, trial by trial
-                        self._emit(
-                            TrialStarted(
-                                at=self.clock(),
-                                variant=name,
-                                repeat=repeat,
-                                index=index,
-                                total=max(index, runnable * rounds.first_rounds()),
-                                plan=rounds.progress(done, self.clock()),
-                            )
+
+    async def _prepare(self, scope: RunScope) -> asyncio.Task[None] | None:
+        """The run's schema, the fence for the profile's own SQL, the workload's data (in
+        this server's turn); then the sampler starts (its task, None when sampling is off)."""
+        await self._make_schema()
+        if scope.workload.runs_user_sql:
+            scope.fence = await self._fence(scope.plan)
+        self._notice(f"preparing {scope.workload.kind} data")
+        reader = scope.fence.read if scope.fence is not None else self.target
+        async with self._turn():  # never while another server is measured
+            await scope.workload.prepare(reader, scope.caps, scope.workdir)
+        if scope.sampler is None:
+            return None
+        return asyncio.create_task(scope.sampler.run(self._on_sample))
+
+    # ------------------------------------------------------------------ the rounds
+    async def _rounds(self, scope: RunScope, trials: list[TrialResult]) -> None:
+        """Round after round of the variants in balanced order, until the round plan (fixed
+        repeats, or auto: the verdicts, max_repeats, the budget) says the run is done.
+
+        Args:
+            trials: Filled with each trial as it ends (the caller stores the run with them
+                however the rounds end).
+        """
+        reasons = scope.reasons
+        by_name = {v.name: v for v in self.variants()}
+        rounds = self.round_plan()
+        runnable = sum(1 for v in by_name if not reasons[v])
+        done, index, more = 0, 0, True
+        while more:
+            for name in rounds.order(done):
+                if reasons[name]:
+                    self._skip_once(name, done + 1, reasons[name] or "", trials)
+                    continue
+                index += 1
+                async with self._turn():  # servers of one run alternate, trial by trial
+                    self._emit(
+                        TrialStarted(
+                            at=self.clock(),
+                            variant=name,
+                            repeat=done + 1,
+                            index=index,
+                            total=max(index, runnable * rounds.first_rounds()),
+                            plan=rounds.progress(done, self.clock()),
                         )
-                        began = self.clock()
-                        result = await self._trial(scope, variant, repeat)
-                    result.warmup = done < self.profile.warmup
-                    rounds.record(name, self.clock() - began)
-                    trials.append(self._finish(result))
-                    if self._lost:
-                        # The server went away mid-trial: wait for it before the next one.
-                        await self._server_back()
-                done += 1
-                before = list(rounds.active)
-                judged = self._judge_look(record, trials, rounds, done)
-                more = rounds.after_round(done, judged, self.clock())
-                if judged is not None:
-                    self._say_after_look(judged, rounds, before, done)
-                if self.turnstile is not None and rounds.auto:
-                    more = await self._agree(rounds, record, trials, done, more)
-        except asyncio.CancelledError:
-            status, reason = "cancelled", "cancelled by the user"
-            raise
-        except Exception as exc:
-            # A programming error keeps its traceback (logged, and raised on to the front end).
-            status, reason = "failed", failure_reason(exc)
-            if not is_user_facing(exc):
-                raise
-        finally:
-            cancelled_late = await self._undo_whatever_comes(
-                self._wind_down_in_turn(scope, sampler_task, cancelled=status == "cancelled")
-            )
-            if status == "finished" and trials and all(t.status != "ok" for t in trials):
-                status, reason = "failed", "no trial finished"
-            self.store.end_run(
-                self.run_id, status, reason, environment=self._finish_environment(record)
-            )
-            self._emit(RunEnded(at=self.clock(), run_id=self.run_id, status=status, reason=reason))
-            if cancelled_late and status != "cancelled":
-                raise asyncio.CancelledError  # the caller asked to stop: it is told so
-        return self.store.load(self.run_id)
+                    )
+                    began = self.clock()
+                    result = await self._trial(scope, by_name[name], done + 1)
+                result.warmup = done < self.profile.warmup
+                rounds.record(name, self.clock() - began)
+                trials.append(self._finish(result))
+                if self._lost:
+                    # The server went away mid-trial: wait for it before the next one.
+                    await self._server_back()
+            done += 1
+            more = await self._after_round(scope.record, trials, rounds, done)
+
+    def _skip_once(self, name: str, repeat: int, why: str, trials: list[TrialResult]) -> None:
+        """A variant this server cannot run: stored as skipped, once a run."""
+        if any(t.variant == name and t.status == "skipped" for t in trials):
+            return
+        skipped = TrialResult(
+            run_id=self.run_id,
+            variant=name,
+            repeat=repeat,
+            status="skipped",
+            reason=f"not available here: {why}",
+            started_at=dt.datetime.now(dt.UTC),
+        )
+        trials.append(self._finish(skipped))
+
+    async def _after_round(
+        self, record: RunRecord, trials: list[TrialResult], rounds: RoundPlan, done: int
+    ) -> bool:
+        """At the end of a round: judge at a look, say who stops, agree with the other
+        servers; whether another round follows."""
+        before = list(rounds.active)
+        judged = self._judge_look(record, trials, rounds, done)
+        more = rounds.after_round(done, judged, self.clock())
+        if judged is not None:
+            self._say_after_look(judged, rounds, before, done)
+        if self.turnstile is not None and rounds.auto:
+            more = await self._agree(rounds, record, trials, done, more)
+        return more
+
+    # ------------------------------------------------------------------ closing the run
+    async def _close_run(
+        self,
+        scope: RunScope,
+        sampler_task: asyncio.Task[None] | None,
+        trials: list[TrialResult],
+        status: RunStatus,
+        reason: str | None,
+    ) -> None:
+        """Undo everything (to its end, however often cancelled meanwhile), store how the
+        run ended and say so; a cancel that came during the undo is raised on."""
+        cancelled_late = await self._undo_whatever_comes(
+            self._wind_down_in_turn(scope, sampler_task, cancelled=status == "cancelled")
+        )
+        if status == "finished" and trials and all(t.status != "ok" for t in trials):
+            status, reason = "failed", "no trial finished"
+        self.store.end_run(
+            self.run_id, status, reason, environment=self._finish_environment(scope.record)
+        )
+        self._emit(RunEnded(at=self.clock(), run_id=self.run_id, status=status, reason=reason))
+        if cancelled_late and status != "cancelled":
+            raise asyncio.CancelledError  # the caller asked to stop: it is told so
 
     async def _undo_whatever_comes(self, wind_down: Coroutine[Any, Any, None]) -> bool:
         """Run the undo to its end, however many times the run is cancelled meanwhile (a
@@ -709,13 +771,21 @@ class Runner:
             clock=self.clock,
             session_settings=session_settings(caps, workload.params),
         )
+        server_wanted, session_wanted = split(variant.knobs, caps, fenced=ctx.fenced)
+        pinned = toast_pin(variant.knobs, caps)
+        if pinned and "default_toast_compression" not in server_wanted:
+            # A toastable column a profile does not list takes the session's default: pinned
+            # to the TOAST knob, so PostgreSQL 19's lz4 default cannot change it unseen.
+            session_wanted = {**pinned, **session_wanted}
+        # The variant's session-level settings reach its workload sessions only.
+        ctx.session_settings = {**session_wanted, **ctx.session_settings}
         result = TrialResult(
             run_id=self.run_id, variant=variant.name, repeat=repeat, status="ok", started_at=started
         )
         try:
             owner = scope.owner
             if (owner is None or owner.settings) and await scope.settings.apply(
-                variant.knobs.server_settings(), scope.contexts
+                server_wanted, scope.contexts
             ):
                 self._notice("server restarted; reconnecting")
                 if owner is not None:
@@ -727,7 +797,23 @@ class Runner:
             ctx.counters = lambda: _read_counters(side, sql)
             if sampler is not None:
                 ctx.probe = PhaseProbe(sampler, side, work_prefix())
-            result.settings = await settings_in_force(ctx.conn, list(WATCHED_GUCS))
+            result.settings = await settings_in_force(
+                ctx.conn,
+                [
+                    *WATCHED_GUCS,
+                    "default_toast_compression",
+                    "effective_wal_level",  # 19+: the level in force, read where present
+                    *(n for v in self.variants() for n in v.knobs.settings),
+                ],
+            )
+            effective = result.settings.get("effective_wal_level")
+            asked = variant.knobs.wal_level
+            if effective is not None and asked is not None and effective != asked:
+                self._notice(
+                    f"{variant.name}: wal_level is {asked} but the level in force "
+                    f"(effective_wal_level) is {effective}",
+                    "warning",
+                )
             booted = await postmaster_start(side)
             await run_watched(
                 workload.trial(ctx),

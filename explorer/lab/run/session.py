@@ -139,7 +139,6 @@ async def _recover_settings(
             asyncpg.PostgresError,
             asyncpg.InterfaceError,
             OSError,
-            RuntimeError,
             PgwxError,  # the server could not start again, or could not be reached
         ) as exc:
             undo.why = one_sentence(exc)

@@ -18,11 +18,14 @@ from pathlib import Path
 from typing import Any
 
 from explorer.errors import PgwxError
-from explorer.models import SERVER_KNOBS
+from explorer.models import SERVER_KNOBS, refused_setting
 from explorer.paths import journal_path
 
 MANAGED = frozenset({*SERVER_KNOBS, "max_wal_senders"})
 """Every setting pgwx changes with ALTER SYSTEM (wal_level=minimal brings max_wal_senders)."""
+
+OTHER_CONTEXTS = ("sighup", "postmaster", "superuser", "superuser-backend")
+"""Contexts of a variant's other settings that pgwx sets with ALTER SYSTEM (and journals)."""
 
 UNSAFE_IF_LOST = ("fsync", "full_page_writes", "synchronous_commit")
 """Settings whose journal entry, if lost, is put back to the server default (the safe side)."""
@@ -59,7 +62,7 @@ def shown_name(name: str) -> str:
 
 def entry_problem(name: str, entry: object) -> str | None:
     """Why pgwx could not have written this journal entry; None when it could have."""
-    if name not in MANAGED:
+    if name not in MANAGED and not _other_setting(name, entry):
         return "a setting pgwx never changes: left as it is"
     if not isinstance(entry, dict) or "auto" not in entry:
         return f"not a journal entry ({shown(entry)})"
@@ -68,6 +71,17 @@ def entry_problem(name: str, entry: object) -> str | None:
     if entry.get("set") is not None and not isinstance(entry["set"], str):
         return f"the value pgwx set, {shown(entry['set'])}, is not text"
     return None
+
+
+def _other_setting(name: str, entry: object) -> bool:
+    """A variant's other setting pgwx set with ALTER SYSTEM: the entry names its context
+    (reload or restart), and the name is one a profile may set (never a program, a library
+    or a file: `refused_setting`)."""
+    return (
+        isinstance(entry, dict)
+        and entry.get("context") in OTHER_CONTEXTS
+        and refused_setting(name) is None
+    )
 
 
 def _free_name(path: Path) -> Path:

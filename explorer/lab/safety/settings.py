@@ -15,12 +15,13 @@ from typing import Any
 import asyncpg
 
 from explorer.errors import PgwxError
-from explorer.lab.safety.journal import Journal, JournalUnreadable, shown
+from explorer.lab.safety.journal import MANAGED, Journal, JournalUnreadable, shown
 from explorer.lab.safety.leftovers import repair_journaled
 from explorer.server.capabilities import RESTART_CONTEXTS
 from explorer.server.connect import Target
 from explorer.server.datadir import AUTO_CONF, ServerError
 from explorer.server.embedded import LocalServer
+from explorer.server.gucs import same_setting
 
 __all__ = [
     "Journal",
@@ -94,6 +95,10 @@ class ServerSettings:
             for name, value in to_set.items():
                 if name not in pending:
                     pending[name] = {"auto": await _auto_conf_value(conn, name)}
+                    if name not in MANAGED:
+                        # A variant's other setting: its context tells a later pgwx whether
+                        # putting it back needs a restart (and that pgwx set it).
+                        pending[name]["context"] = contexts.get(name, "sighup")
                 pending[name]["set"] = value
             self.journal.save(pending)
             for name in to_reset:
@@ -101,7 +106,10 @@ class ServerSettings:
             for name, value in to_set.items():
                 await _alter_system(conn, name, value)
             changed = [*to_reset, *to_set]
-            restart = any(contexts.get(n) in RESTART_CONTEXTS for n in changed)
+            restart = any(
+                (contexts.get(n) or pending.get(n, {}).get("context")) in RESTART_CONTEXTS
+                for n in changed
+            )
         finally:
             await conn.close()
         if restart:
@@ -230,6 +238,8 @@ class ServerSettings:
 def _same(current: str | None, wanted: str) -> bool:
     if current is None:
         return False
+    if same_setting(current, wanted):
+        return True
     aliases = {"1": "on", "0": "off", "true": "on", "false": "off"}
     return aliases.get(current.lower(), current.lower()) == aliases.get(
         wanted.lower(), wanted.lower()

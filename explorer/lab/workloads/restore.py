@@ -134,7 +134,9 @@ def create_child_sql(fk: FkTiming) -> str:
 async def fk_state(conn: asyncpg.Connection) -> str:
     """The child's foreign key as the catalog has it: none, immediate, deferred, not valid…"""
     rows = await conn.fetch(
-        """SELECT condeferrable, condeferred, convalidated FROM pg_constraint
+        """SELECT condeferrable, condeferred, convalidated,
+                  (to_jsonb(c) ->> 'conenforced')::bool IS NOT FALSE AS enforced
+           FROM pg_constraint c
            WHERE conrelid = $1::regclass AND contype = 'f'""",
         child_table(),
     )
@@ -143,6 +145,8 @@ async def fk_state(conn: asyncpg.Connection) -> str:
     if len(rows) > 1:
         return f"{len(rows)} foreign keys"
     r = rows[0]
+    if not r["enforced"]:
+        return "not enforced"  # 18+: declared, never checked (and never validated)
     if not r["convalidated"]:
         return "not valid"
     if r["condeferred"]:
@@ -156,6 +160,7 @@ EXPECTED_FK = {
     FkTiming.DEFERRED: ("deferred", "deferred"),
     FkTiming.AFTER_LOAD: ("none", "immediate"),
     FkTiming.NOT_VALID: ("none", "immediate"),
+    FkTiming.NOT_ENFORCED: ("not enforced", "not enforced"),
 }
 """What pg_constraint must say about the child's FK (while pg_restore loads, at the end)."""
 

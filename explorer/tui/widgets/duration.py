@@ -15,6 +15,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from explorer.analysis.report import SummaryRow
+from explorer.analysis.rounds import replayed_plan
 from explorer.analysis.server_card import ServerCard
 from explorer.lab.view.runstate import RunView
 from explorer.models import RunRecord
@@ -314,6 +315,13 @@ class DurationPane(NoFocusStyles, VerticalScroll):
             text.append("\n " * missing)  # a space: a trailing empty line would not count
         return text
 
+    def _plan_shown(self, plan: str) -> str:
+        """The round plan, its time left at the replay's speed when this is a replay."""
+        player = getattr(getattr(self.screen, "controller", None), "player", None)
+        if player is None:
+            return plan
+        return replayed_plan(plan, player.speed, player.paused)
+
     def _now_text(self, width: int) -> Text:
         v = self.view
         text = Text()
@@ -330,7 +338,7 @@ class DurationPane(NoFocusStyles, VerticalScroll):
             rep = "" if v.round_plan else f" · rep {v.repeat}"
             text.append(f"{rep} · {v.trial_index}/{v.total_trials}")
             if v.round_plan:
-                text.append(f"\n{v.round_plan}", style="dim")
+                text.append(f"\n{self._plan_shown(v.round_plan)}", style="dim")
             if v.phase and v.trial_phases:
                 text.append("\n")
                 text.append_text(phase_strip(v.trial_phases, v.phase))

@@ -33,6 +33,7 @@ from explorer.lab.workloads import build_workload
 from explorer.models import Capabilities, FkTiming, Knobs, Profile, TableKind, Toast
 from explorer.tui.glyphs import glyph
 from explorer.tui.restyle import NoFocusStyles
+from explorer.tui.widgets.othersettings import OtherSettings
 
 
 @dataclass(frozen=True)
@@ -138,6 +139,9 @@ def short_reason(why: str) -> str:
     if way_out and way_out.group(0) not in head:
         # lz4 elsewhere on this machine: the command that gets it stays on screen too.
         head += f"; `pgwx {way_out.group(1)}` has it"
+    extra = re.search(r"`pip install [^`]*`", why)
+    if extra and extra.group(0) not in head:
+        head += f"; {extra.group(0)} brings it"
     return head
 
 
@@ -147,6 +151,9 @@ def compact_reason(why: str, knob: str) -> str | None:
     built = re.match(r"\w+=\w+ is not built into this server \(.*--with-(\w+)", why)
     if built:
         return f"not built (no {built.group(1)})"
+    newer = re.search(r"needs (PostgreSQL \d+\+)", why)
+    if newer:
+        return f"needs {newer.group(1)}"
     missing = re.match(rf"{re.escape(knob)} does not exist on (PostgreSQL \S+)", why)
     if missing:
         return f"not in {missing.group(1)}"
@@ -405,6 +412,8 @@ class KnobPanel(NoFocusStyles, VerticalScroll):
         """Size multipliers offered."""
         self._chosen: dict[str, Any] | None = None
         """The user's knob values while a run's variant is shown instead."""
+        self._other_chosen: dict[str, str] | None = None
+        """The user's other settings while a run's variant is shown instead."""
         self._title_rows = TITLE_ROWS
         """Rows the profile's title has now (`TITLE_ROWS`, or one when room is short, or none
         beside a list of servers)."""
@@ -442,6 +451,7 @@ class KnobPanel(NoFocusStyles, VerticalScroll):
                     yield Label(knob.label, classes="knob-label")
                     yield KnobSelect(list(knob.choices), id=f"knob-{knob.field}")
                 yield Static(id=f"why-{knob.field}", classes="reason")
+            yield OtherSettings(id="knob-other")
         yield Static(id="knob-view")
 
     def on_mount(self) -> None:
@@ -610,7 +620,10 @@ class KnobPanel(NoFocusStyles, VerticalScroll):
         if profile is not None:
             wanted = profile.baseline_name()
             base = next((v.knobs for v in profile.variants if v.name == wanted), base)
-        values = {k.field: self.select(k.field).value for k in KNOB_DEFS}
+        values: dict[str, Any] = {k.field: self.select(k.field).value for k in KNOB_DEFS}
+        other = self.query_one(OtherSettings).settings
+        if other:
+            values["settings"] = {**base.settings, **other}
         return base.model_copy(update=values)
 
     # ------------------------------------------------------------------ changes
@@ -627,9 +640,20 @@ class KnobPanel(NoFocusStyles, VerticalScroll):
         if self._chosen is None:
             self.post_message(self.Changed(self, self.profile, self.scale, self.knobs()))
 
+    def reveal_other_settings(self) -> None:
+        """Show the "other settings" row and put the cursor in it (the palette's entry)."""
+        if not self.locked:
+            self.query_one(OtherSettings).reveal()
+
+    def on_other_settings_changed(self, event: OtherSettings.Changed) -> None:
+        """The other settings row changed: announce what `r` would run now."""
+        event.stop()
+        self._announce()
+
     def watch_caps(self, _old: Capabilities | None, _new: Capabilities | None) -> None:
         """The server is known: mark what it cannot do."""
         if self.is_mounted:
+            self.query_one(OtherSettings).set_caps(self.caps)
             self._refresh_choices(keep_current=True)
 
     def show_profile(self, profile: Profile, scale: float) -> None:
@@ -656,6 +680,14 @@ class KnobPanel(NoFocusStyles, VerticalScroll):
             if knobs is not None
             else self._chosen or {}
         )
+        other = self.query_one(OtherSettings)
+        if knobs is not None:
+            if self._other_chosen is None:
+                self._other_chosen = dict(other.settings)
+            other.show(knobs.settings)
+        else:
+            other.show(self._other_chosen or {})
+            self._other_chosen = None
         if knobs is None:
             self._chosen = None
         for field, value in values.items():

@@ -9,7 +9,9 @@ the pg_stat_io chart (~15 ms), which a chart key and every second of a live run 
 The versions here take the common case — integer pixels, one marker size per signal — and
 hand anything else to plotext's own function, so what is drawn never changes
 (`tests/unit/test_plotext_speed.py` compares the two on random input). `install()` puts
-them in plotext's utility module, where its build looks them up on every call.
+them in plotext's utility module, where its build looks them up on every call — only on the
+plotext release they were written against (`PLOTEXT_VERSION`): this module is the one place
+pgwx replaces anything of plotext's.
 """
 
 from __future__ import annotations
@@ -17,9 +19,14 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from importlib import metadata
 from typing import Any
 
 from plotext import _utility as plotext_utility
+
+PLOTEXT_VERSION = "5.3.2"
+"""The plotext release these helpers and `Overlay` were written against and checked with
+(`tests/unit/test_plotext_speed.py`); `install` leaves any other release alone."""
 
 ORIGINAL: dict[str, Callable[..., Any]] = {
     "get_lines": plotext_utility.get_lines,
@@ -269,37 +276,53 @@ class Overlay:
         matrix = monitor.matrix
         cols, rows = matrix.Cols_canvas, matrix.Rows_canvas
         col_start, width, row_start, height = cols.start, len(cols), rows.start, len(rows)
-        xlim, ylim = monitor.xlim[0], monitor.ylim[0]
-        marker, fore = matrix.marker, matrix.fullground
+        xlim = monitor.xlim[0]
         if width > 0 and height > 0:
             for signal in self.signals:
-                self._signal(matrix, signal, xlim, ylim, width, height, col_start, row_start)
-        space = plotext_utility.space
+                self._signal(
+                    matrix, signal, xlim, monitor.ylim[0], width, height, col_start, row_start
+                )
         if self.rules and None not in xlim:
-            at = get_matrix_data([x for x, _ in self.rules], xlim, width)
-            # One rule per column: the last drawn there (its colour) is the one that shows.
-            last = dict(zip(at, (colour for _, colour in self.rules), strict=True))
-            for tick, colour in last.items():
-                col = col_start + tick
-                if not 0 <= col < matrix.cols:
+            self._draw_rules(monitor, matrix, xlim)
+        self._draw_texts(monitor, matrix)
+
+    def _draw_rules(self, monitor: Any, matrix: Any, xlim: list[float]) -> None:
+        """The vertical rules, under the data, and their marks on the frame."""
+        cols, rows = matrix.Cols_canvas, matrix.Rows_canvas
+        col_start, width, row_start, height = cols.start, len(cols), rows.start, len(rows)
+        marker, fore = matrix.marker, matrix.fullground
+        space = plotext_utility.space
+        at = get_matrix_data([x for x, _ in self.rules], xlim, width)
+        # One rule per column: the last drawn there (its colour) is the one that shows.
+        last = dict(zip(at, (colour for _, colour in self.rules), strict=True))
+        for tick, colour in last.items():
+            col = col_start + tick
+            if not 0 <= col < matrix.cols:
+                continue
+            for row in range(max(row_start, 0), min(row_start + height, matrix.rows)):
+                # plotext draws rules before the data: a cell the data took stays the data's.
+                if row in rows and col in cols and marker[row][col] != space:
                     continue
-                for row in range(max(row_start, 0), min(row_start + height, matrix.rows)):
-                    # plotext draws rules before the data: a cell the data took stays the data's.
-                    if row in rows and col in cols and marker[row][col] != space:
-                        continue
-                    marker[row][col] = "│"
-                    if colour is not None:
-                        fore[row][col] = colour
-            if monitor.xaxes[0] and height >= -1:
-                # The frame above and below marks each rule's column (over an x tick too).
-                for tick in last:
-                    if 0 <= tick < width:
-                        for row, mark, over in (
-                            (row_start - 1, "┴", ("─", "┬")),
-                            (row_start + height, "┬", ("─", "┴")),
-                        ):
-                            if 0 <= row < matrix.rows and marker[row][col_start + tick] in over:
-                                marker[row][col_start + tick] = mark
+                marker[row][col] = "│"
+                if colour is not None:
+                    fore[row][col] = colour
+        if monitor.xaxes[0] and height >= -1:
+            # The frame above and below marks each rule's column (over an x tick too).
+            for tick in last:
+                if 0 <= tick < width:
+                    for row, mark, over in (
+                        (row_start - 1, "┴", ("─", "┬")),
+                        (row_start + height, "┬", ("─", "┴")),
+                    ):
+                        if 0 <= row < matrix.rows and marker[row][col_start + tick] in over:
+                            marker[row][col_start + tick] = mark
+
+    def _draw_texts(self, monitor: Any, matrix: Any) -> None:
+        """The texts, over everything, as plotext's insert_element places them."""
+        cols, rows = matrix.Cols_canvas, matrix.Rows_canvas
+        col_start, width, row_start, height = cols.start, len(cols), rows.start, len(rows)
+        xlim, ylim = monitor.xlim[0], monitor.ylim[0]
+        marker, fore = matrix.marker, matrix.fullground
         texts = self.texts
         cols_at = get_matrix_data([t[1] for t in texts], xlim, width) if width > 0 else []
         rows_at = get_matrix_data([t[2] for t in texts], ylim, height) if height > 0 else []
@@ -372,8 +395,27 @@ def _braille(mask: int) -> str:
     return _BRAILLE[mask]
 
 
-def install() -> None:
-    """Use these in plotext's builds (idempotent)."""
+def fits(version: str | None = None) -> bool:
+    """Whether the plotext installed (or `version`) is the release these were written
+    against: they copy its helpers' answers and draw into its matrix as its build does."""
+    if version is None:
+        try:
+            version = metadata.version("plotext")
+        except metadata.PackageNotFoundError:
+            return False
+    return version == PLOTEXT_VERSION
+
+
+def install() -> bool:
+    """Use these in plotext's builds (idempotent), only on the plotext they were written
+    for: on another release plotext's own helpers stay, and what it draws is its own.
+
+    Returns:
+        Whether they are in use.
+    """
+    if not fits():
+        return False
     plotext_utility.get_lines = get_lines
     plotext_utility.hd_group = hd_group
     plotext_utility.get_matrix_data = get_matrix_data
+    return True

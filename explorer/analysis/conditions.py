@@ -1,4 +1,5 @@
-"""What the run's environment means for its timings, and the environment as report text.
+"""The conditions a run was measured under: what its environment means for its timings, and
+that environment as report text.
 
 Warning thresholds (`warnings`): steal above 5 % of the CPU over the run, or above 10 %
 between two trials; a 1-minute load average above 1.5 runnable tasks per CPU at any trial's
