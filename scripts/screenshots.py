@@ -55,11 +55,12 @@ PRESENTER_SHOTS: list[tuple[str, tuple[int, int], Path, int | None]] = [
     ("presenter-100x30", (100, 30), FK_TIMING, None),
     ("presenter-mid-run-100x30", (100, 30), FIXTURE, MID_RUN),
     ("summary-card-fk-timing-120x36", (120, 36), FK_TIMING, None),
+    ("presenter-160x45", (160, 45), FK_TIMING, None),
 ]
 """(file name, size, recording, events to replay): the presenter layout a projector's 100x30
 gets by itself — fk-timing-restore's end card under its verdict in large digits, and the
-durability run mid-matrix (bars beside the chart) — and fk-timing-restore's end card in the
-usual layout."""
+durability run mid-matrix (bars beside the chart) — fk-timing-restore's end card in the
+usual layout, and at 160x45 with `P` (the 5-row digits, the bars under the card)."""
 
 
 async def shoot(
@@ -150,7 +151,8 @@ async def main() -> None:
             stabilise(path)
             print(f"{path.relative_to(ROOT)}  {size[0]}x{size[1]}")
         for name, size, fixture, upto in PRESENTER_SHOTS:
-            path = await shoot(name, size, upto, (), Path(scratch), fixture)
+            keys = ("P",) if size[1] > 30 and name.startswith("presenter") else ()
+            path = await shoot(name, size, upto, keys, Path(scratch), fixture)
             stabilise(path)
             print(f"{path.relative_to(ROOT)}  {size[0]}x{size[1]}")
         for name, size in JUMP_SHOTS:

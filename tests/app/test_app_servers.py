@@ -22,6 +22,7 @@ from explorer.server.connect import Target
 from explorer.tui.app import PgwxApp
 from explorer.tui.widgets.header import ServerHeader
 from explorer.tui.widgets.results import MechanismLine, ResultsTable
+from explorer.tui.widgets.summary import SummaryCard, render_servers_card
 from tests.support.app import log_text, wait_for
 from tests.support.runs import small_profile
 from tests.support.server import PG15_BIN, server_state
@@ -69,6 +70,19 @@ async def test_the_matrix_takes_turns_on_both_servers_and_q_puts_both_back(
         # on a loaded machine): wait for the log's sentence, written with the table.
         await wait_for(pilot, lambda: "betweentheservers:" in log_text(lab), 30)
         await pilot.pause(0.3)
+        # It ends on a card as one server's run does: the pair's verdict, each server's lines.
+        card = lab.query_one(SummaryCard)
+        await wait_for(pilot, lambda: card.display and card.servers is not None, 30)
+        told = card.servers
+        assert told is not None and told.biggest is not None
+        assert (told.biggest.variant, told.biggest.server, told.biggest.reference) == (
+            "unlogged",
+            "18",
+            "15",
+        )
+        drawn = render_servers_card(told, PROFILE.name, 60).plain
+        assert "2 of 2 servers finished (15, 18)" in drawn
+        assert "on 15\n" in drawn and "on 18\n" in drawn
         table = lab.query_one(ResultsTable)
         shown = [
             (str(table.get_row_at(n)[0]), str(table.get_row_at(n)[1]))

@@ -70,3 +70,23 @@ async def test_the_chart_names_the_variant_of_each_trial_in_its_window(tmp_path:
         named = [key[c] for c in letters]
         assert set(named) == set(in_window)
         assert named[0] == in_window[0] and named[-1] == in_window[-1]
+
+
+def test_six_variant_server_pairs_read_apart_with_the_server_named() -> None:
+    """`--pg 15 --pg 18` with three variants: six pairs, each ribbon label and key naming its
+    server ('l15', 'l18'), not six unrelated letters (`l o u n t e`)."""
+    names = [f"{v} @ {s}" for v in ("logged", "unlogged", "temporary") for s in ("15", "18")]
+    labels = variant_labels(names)
+    assert labels == {
+        "logged @ 15": "l15",
+        "logged @ 18": "l18",
+        "unlogged @ 15": "u15",
+        "unlogged @ 18": "u18",
+        "temporary @ 15": "t15",
+        "temporary @ 18": "t18",
+    }
+    bands = [(float(10 * n), name) for n, name in enumerate(names)]
+    row = ribbon(bands, 0.0, 60.0, 30, labels)
+    assert row == "l15──l18──u15──u18──t15──t18──"
+    # A trial too narrow for its label keeps the variant's letter alone.
+    assert ribbon(bands, 0.0, 60.0, 12, labels) == "l─l─u─u─t─t─"

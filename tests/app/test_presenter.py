@@ -6,8 +6,6 @@ Replays of recorded runs (no server, no clock); waits are on conditions, never o
 
 from __future__ import annotations
 
-import html
-import re
 from pathlib import Path
 
 import pytest
@@ -22,17 +20,17 @@ from explorer.lab.store.results import ResultStore
 from explorer.tui.app import PgwxApp
 from explorer.tui.glyphs import set_ascii
 from explorer.tui.widgets.activity import ActivityPane
+from explorer.tui.widgets.bigfigure import big_figure
 from explorer.tui.widgets.duration import DurationPane
-from explorer.tui.widgets.headline import Headline, headline_line
+from explorer.tui.widgets.headline import Headline, big_digits, headline_figure, headline_line
 from explorer.tui.widgets.summary import SummaryCard
 from explorer.tui.widgets.tabs import PaneTabs
 from tests.support.app import wait_for
-from tests.support.paths import FIXTURES, ROOT
+from tests.support.paths import FIXTURES
+from tests.support.presenter import FK_TIMING, finished, replay_app, screen_rows, squeezed
 
 QUICK_DEMO = FIXTURES / "quick-demo.json"
 """quick-demo with five measured rounds: every candidate has a verdict with a ratio."""
-FK_TIMING = ROOT / "profiles" / "recordings" / "fk-timing-restore.pgwx"
-"""The shipped fk-timing-restore recording: decided verdicts (deferred ~2× slower)."""
 
 
 @pytest.fixture(autouse=True)
@@ -43,46 +41,10 @@ def _unicode_again() -> object:
     set_ascii(False)
 
 
-def replay_app(tmp_path: Path, fixture: Path, present: bool | None = None) -> PgwxApp:
-    source = ReplaySource.from_file(fixture)
-    source.speed = 0.0
-    store = ResultStore(tmp_path / "r.sqlite")
-    return PgwxApp(replay=source, store=store, ascii=False, present=present)
-
-
-def screen_rows(app: PgwxApp) -> list[str]:
-    """The screen as the terminal shows it, one string per row."""
-    svg = app.export_screenshot()
-    rows: dict[float, list[str]] = {}
-    for m in re.finditer(r'<text[^>]*\by="([\d.]+)"[^>]*>(.*?)</text>', svg, flags=re.S):
-        rows.setdefault(float(m.group(1)), []).append(html.unescape(m.group(2)))
-    return ["".join(rows[y]).replace("\xa0", " ").rstrip("\n") for y in sorted(rows)]
-
-
-def squeezed(text: str) -> str:
-    """Without whitespace: a line the card wrapped still matches."""
-    return "".join(text.split())
-
-
 def inside(widget: Widget, screen: Region) -> bool:
     """The widget is drawn, and all of it is on the screen."""
     region = widget.region
     return region.area > 0 and screen.contains_region(region)
-
-
-async def finished(pilot: Pilot[int]) -> PgwxApp:
-    """The replay has ended, its card and footer are drawn."""
-    app = pilot.app
-    assert isinstance(app, PgwxApp)
-    await app.workers.wait_for_complete()
-    card = app.lab.query_one(SummaryCard)
-    await wait_for(pilot, lambda: card.display and card.region.height > 0, 20)
-
-    def footer_drawn() -> bool:
-        return "Quit" in screen_rows(app)[-1]
-
-    await wait_for(pilot, footer_drawn, 20)
-    return app
 
 
 async def assert_presented(pilot: Pilot[int], fixture: Path) -> None:
@@ -102,7 +64,11 @@ async def assert_presented(pilot: Pilot[int], fixture: Path) -> None:
 
     headline = lab.query_one(Headline)
     assert inside(headline, screen)
-    assert lab.query_one(Digits).region.height == 3  # large type: the 3-row digits
+    # large type: the 3-row digits, or the 5-row ones on a large terminal
+    if big_digits(screen.width, screen.height):
+        assert headline.query_one("#headline-big").region.height == 5
+    else:
+        assert lab.query_one(Digits).region.height == 3
     record = lab.view.record
     assert record is not None
     lines = card_lines(record)
@@ -212,3 +178,79 @@ async def test_a_jump_back_takes_the_big_verdict_away_and_g_end_brings_it(
         assert not headline.display, "the big verdict outlived the card after a jump back"
         await pilot.press("G")
         await wait_for(pilot, lambda: headline.display, 20)
+
+
+def rows_left_under_the_card(app: PgwxApp) -> int:
+    """Empty rows between the last thing the duration pane draws (the card, or the bars
+    under it) and the pane's bottom edge."""
+    duration = app.lab.query_one(DurationPane)
+    drawn = [duration.card]
+    bars = duration.query_one("#duration-bars")
+    if bars.display and bars.region.height > 0:
+        drawn.append(bars)
+    bottom = max(widget.region.bottom for widget in drawn)
+    return duration.scrollable_content_region.bottom - bottom
+
+
+async def test_160x45_draws_five_row_digits_and_fills_under_the_card(tmp_path: Path) -> None:
+    async with replay_app(tmp_path, FK_TIMING, present=True).run_test(size=(160, 45)) as pilot:
+        await assert_presented(pilot, FK_TIMING)
+        app = pilot.app
+        assert isinstance(app, PgwxApp)
+        lab = app.lab
+        headline = lab.query_one(Headline)
+        big = headline.query_one("#headline-big")
+        assert big.region.height == 5, "the digits stay 3 rows on a 45-row terminal"
+        assert not headline.query_one(Digits).display
+        assert headline.line is not None
+        figure = big_figure(headline_figure(headline.line)).plain.split("\n")
+        rows = screen_rows(app)
+        drawn = [
+            start
+            for start in range(len(rows) - len(figure))
+            if all(squeezed(px) in squeezed(rows[start + i]) for i, px in enumerate(figure))
+        ]
+        assert drawn, f"the 5-row digits of {headline_figure(headline.line)} are not on screen"
+        # Under the card: the median bars, down to the pane's bottom edge.
+        duration = lab.query_one(DurationPane)
+        card = duration.card
+        bars = duration.query_one("#duration-bars")
+        assert bars.region.height > 0 and bars.region.y >= card.region.bottom
+        assert rows_left_under_the_card(app) <= 1
+        assert duration.max_scroll_y == 0
+
+
+async def test_100x30_keeps_three_row_digits_and_spreads_the_card(tmp_path: Path) -> None:
+    async with replay_app(tmp_path, FK_TIMING).run_test(size=(100, 30)) as pilot:
+        await assert_presented(pilot, FK_TIMING)
+        app = pilot.app
+        assert isinstance(app, PgwxApp)
+        headline = app.lab.query_one(Headline)
+        assert headline.query_one(Digits).region.height == 3
+        assert not headline.query_one("#headline-big").display
+        # No room for the bars too: the card alone, spread down to the pane's bottom.
+        assert not app.lab.query_one(DurationPane).query_one("#duration-bars").region.height
+        assert rows_left_under_the_card(app) <= 1
+
+
+async def test_growing_to_160x45_brings_the_big_digits_and_back(tmp_path: Path) -> None:
+    async with replay_app(tmp_path, FK_TIMING, present=True).run_test(size=(100, 30)) as pilot:
+        app = await finished(pilot)
+        headline = app.lab.query_one(Headline)
+        big = headline.query_one("#headline-big")
+        await pilot.resize_terminal(160, 45)
+        await wait_for(pilot, lambda: big.region.height == 5, 20)
+        await pilot.resize_terminal(100, 30)
+        await wait_for(pilot, lambda: headline.query_one(Digits).region.height == 3, 20)
+        assert not big.display
+
+
+def test_the_big_font_draws_every_figure_character() -> None:
+    for figure in ("0.123456789x", "+0.38", "-1.50"):
+        lines = big_figure(figure).plain.split("\n")
+        assert len(lines) == 5
+        assert len({len(line) for line in lines}) == 1, "rows of one figure differ in width"
+    # a figure's characters each take room: 2.19x is wider than 2.1x
+    assert len(big_figure("2.19x").plain.split("\n")[0]) > len(
+        big_figure("2.1x").plain.split("\n")[0]
+    )

@@ -25,6 +25,7 @@ from textual.widgets import DataTable
 
 from explorer.analysis import servers
 from explorer.analysis.report import to_markdown
+from explorer.analysis.server_card import server_card
 from explorer.files import SHARED, FileRefused, private_dir, write_new
 from explorer.lab.profiles.naming import variant_name
 from explorer.lab.store.replay import speed_label
@@ -36,6 +37,7 @@ from explorer.models import (
     PhaseEnded,
     Profile,
     RunEnded,
+    RunRecord,
     RunStarted,
     TrialEnded,
     TrialStarted,
@@ -337,6 +339,7 @@ class LabScreen(Screen[None]):
         classes = layout_classes(width, height, self.present)
         self.update_classes(classes, animate=False)
         self.query_one(ResultsTable).refit()
+        self.query_one(Headline).fit(width, height)
         if classes["-present"] and not was and self.present is None:
             self.note(f"presenter layout at {width}x{height}; P for the usual panes")
 
@@ -415,6 +418,19 @@ class LabScreen(Screen[None]):
         self.query_one(ResultsTable).show(self.view.summary)
         if self.view.between:
             self.note("between the servers: " + "; ".join(self.view.between))
+        self.show_servers_card(self.controller.group)
+
+    def show_servers_card(self, group: list[RunRecord]) -> None:
+        """A run on several servers ended: its card (the biggest verdict between the
+        servers, each server's lines) fills the duration pane, as one server's does."""
+        card = server_card(group)
+        if card is None:
+            return
+        duration = self.query_one(DurationPane)
+        duration.show_servers(card.judged.runs[0], card)
+        self.sync_headline()
+        self.set_tab("duration")
+        duration.card.focus()
 
     @on(RunController.RunStateChanged)
     def _run_state_changed(self, message: RunController.RunStateChanged) -> None:
@@ -507,9 +523,12 @@ class LabScreen(Screen[None]):
         card = self.query_one(DurationPane).card
         record = card.record if card.display else None
         headline = self.query_one(Headline)
-        if record is headline.record:
+        if record is headline.record and card.servers is headline.servers:
             return  # the tick's check: nothing changed (and a card with no verdict to tell)
-        told = headline.show_record(record)
+        if record is not None and card.servers is not None:
+            told = headline.show_servers(record, card.servers)
+        else:
+            told = headline.show_record(record)
         # Only the headline's display depends on `-card`: restyle it alone, not the ~300
         # nodes under the screen (a key pressed as a matrix ended waited ~150 ms for that).
         self.set_class(told, "-card", update=False)

@@ -239,11 +239,23 @@ def thin_marks(
 def variant_labels(names: Sequence[str]) -> dict[str, str]:
     """One lower-case letter per variant, distinct within the chart ('deferred' → 'd',
     'none' and 'not-valid' → 'n' and 'o'): one column each, so a trial one column wide still
-    shows whose it is; lower case, so it never reads as a phase's initial (upper case)."""
+    shows whose it is; lower case, so it never reads as a phase's initial (upper case). On
+    several servers the letter is followed by the server's label ('l15', 'l18')."""
+    unique = list(dict.fromkeys(names))
+    split = [name.rpartition(" @ ") for name in unique]
+    if unique and all(sep and server for _, sep, server in split):
+        # Variants on several servers ('logged @ 15'): the variant's letter, then the server
+        # ('l15', 'l18', 'u15'), so six pairs read apart on a projector; the same variant
+        # keeps its letter on every server.
+        initial = variant_labels([variant for variant, _, _ in split])
+        return {
+            name: initial[variant] + "".join(server.split())
+            for name, (variant, _, server) in zip(unique, split, strict=True)
+        }
     out: dict[str, str] = {}
     taken: set[str] = set()
     spare = iter("abcdefghijklmnopqrstuvwxyz0123456789")
-    for name in dict.fromkeys(names):
+    for name in unique:
         letters = [c for c in name.lower() if c.isalnum()]
         label = next((c for c in letters if c not in taken), None)
         while label is None or label in taken:
@@ -280,8 +292,13 @@ def ribbon(
         start = min(max(int((x - x0) / span * columns), 0), columns - 1)
         stop = ordered[n + 1][0] if n + 1 < len(ordered) else x1
         end = min(int((stop - x0) / span * columns), columns)
-        cells[start] = labels[name]
-        for c in range(start + 1, end):
+        label = labels[name]
+        # A label of several cells ('l15') where the trial has room for it, else its first.
+        label = label if end - start >= len(label) else label[:1]
+        for c, char in enumerate(label):
+            if start + c < columns:
+                cells[start + c] = char
+        for c in range(start + len(label), end):
             cells[c] = "─"
     return "".join(cells)
 

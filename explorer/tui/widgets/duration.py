@@ -16,11 +16,12 @@ from textual.widgets import Static
 
 from explorer.analysis.report import SummaryRow
 from explorer.analysis.rounds import replayed_plan
+from explorer.analysis.server_card import ServerCard
 from explorer.lab.view.runstate import RunView
 from explorer.models import RunRecord
 from explorer.tui.restyle import NoFocusStyles
 from explorer.tui.widgets.fit import FitWidth
-from explorer.tui.widgets.summary import SummaryCard
+from explorer.tui.widgets.summary import SummaryCard, card_rows
 
 BAR = "█"
 PARTIAL = " ▏▎▍▌▋▊▉"
@@ -189,6 +190,8 @@ class DurationPane(NoFocusStyles, VerticalScroll):
         self._clock_lines: tuple[int, str] = (-1, "")
         self._now_floor = 0
         """Rows the trial block keeps during a run: the most it has needed so far."""
+        self.bar_gaps = 0
+        """Variants whose bar gets a blank line before it (rows to spare under the card)."""
 
     DEFAULT_CSS = """
     DurationPane #duration-clock.-empty {
@@ -198,6 +201,9 @@ class DurationPane(NoFocusStyles, VerticalScroll):
     DurationPane.-summary #duration-clock,
     DurationPane.-summary #duration-bars {
         display: none;
+    }
+    DurationPane.-summary.-bars-under #duration-bars {
+        display: block;
     }
     """
 
@@ -217,6 +223,43 @@ class DurationPane(NoFocusStyles, VerticalScroll):
         """Fill the pane with the finished matrix's card (None: back to the bars)."""
         self.card.show_record(record)
         self.set_class(record is not None, "-summary")
+        self.fit_under_card()
+
+    def show_servers(self, record: RunRecord, card: ServerCard) -> None:
+        """Fill the pane with the card of a run on several servers (`record`: the
+        reference server's run)."""
+        self.card.show_servers(record, card)
+        self.add_class("-summary")
+        self.fit_under_card()
+
+    def on_resize(self) -> None:
+        """A new size: the bars under the card only if both still fit."""
+        self.fit_under_card()
+
+    def fit_under_card(self) -> None:
+        """Where the pane has rows to spare under the end card (a large terminal, the
+        presenter layout at 160x45), the median bars fill them; where both would not fit
+        without scrolling, the card alone."""
+        card = self.card
+        fits = False
+        gaps, self.bar_gaps = self.bar_gaps, 0
+        region = self.scrollable_content_region
+        one_server = card.servers is None
+        if (
+            one_server
+            and card.display
+            and card.record is not None
+            and region.width > 0
+            and region.height > 0
+        ):
+            used = card_rows(card.record, region.width, region.height)
+            bars = self._bars_text(region.width).plain.count("\n") + 1
+            fits = used + bars <= region.height
+            if fits:
+                self.bar_gaps = region.height - used - bars
+        self.set_class(fits, "-bars-under")
+        if self.bar_gaps != gaps:
+            self.update_bars()
 
     def on_mount(self) -> None:
         """Title and first draw."""
@@ -393,7 +436,9 @@ class DurationPane(NoFocusStyles, VerticalScroll):
         # it, so lengths stay comparable between variants.
         room = max((len(t) for t, _ in tails.values()), default=0)
         width = max(width - 2 - room, 10)
-        for name in names:
+        for index, name in enumerate(names):
+            # Under the card on a large pane: a blank line before as many as rows spare.
+            text.append("\n" if index < self.bar_gaps else "")
             text.append(f"\n{name}", style="bold" if name != self.view.variant else "italic")
             row = by_name.get(name)
             if row is not None and row.median is not None and top > 0:

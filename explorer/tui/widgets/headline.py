@@ -18,8 +18,24 @@ from textual.containers import Horizontal
 from textual.widgets import Digits, Static
 
 from explorer.analysis.card import ARROW, CardLine, card_lines
+from explorer.analysis.server_card import ServerCard
+from explorer.analysis.servers import ServerRow
 from explorer.models import RunRecord
 from explorer.tui.glyphs import glyph
+from explorer.tui.widgets.bigfigure import big_figure
+
+BIG_MIN_HEIGHT = 40
+"""Rows from which the headline's digits are five rows tall (below: Textual's 3-row font):
+at 160x45 the 3-row digits were a fifteenth of the screen, at a projector's 100x30 the
+panes need every row."""
+BIG_MIN_WIDTH = 130
+"""Columns from which the digits are five rows tall: `2.19×` takes 34, the words beside it
+need the rest."""
+
+
+def big_digits(width: int, height: int) -> bool:
+    """Whether a terminal this size gets the 5-row digits."""
+    return width >= BIG_MIN_WIDTH and height >= BIG_MIN_HEIGHT
 
 
 def headline_line(lines: list[CardLine]) -> CardLine | None:
@@ -57,9 +73,12 @@ def headline_figure(line: CardLine) -> str:
     return f"{verdict.difference_seconds or 0.0:+.2f}"
 
 
-def headline_words(line: CardLine, baseline: str | None, profile: str) -> Text:
+def headline_words(
+    line: CardLine, baseline: str | None, profile: str, *, spaced: bool = False
+) -> Text:
     """Three lines beside the digits: who and the verdict's word; the phase that moved most
-    and the mechanism; the run."""
+    and the mechanism; the run. `spaced`: a blank line between them, five rows beside the
+    5-row digits."""
     verdict = line.verdict
     assert verdict is not None
     text = Text()
@@ -71,13 +90,31 @@ def headline_words(line: CardLine, baseline: str | None, profile: str) -> Text:
     if baseline:
         link = {"faster": "than", "slower": "than", "same": "as"}.get(verdict.word, "vs")
         text.append(f"{link} {baseline}")
-    text.append("\n")
+    gap = "\n\n" if spaced else "\n"
+    text.append(gap)
     # The story first (the phase that moved most, in the table's medians), then why.
     story = f" {glyph('·')} ".join(part for part in (line.moved, line.mechanism) if part)
     if story:
         text.append(story.replace(ARROW, glyph(ARROW)), style="bold")
-    text.append("\n")
+    text.append(gap)
     text.append(f"{profile} {glyph('·')} total per trial, median", style="dim")
+    return text
+
+
+def server_words(row: ServerRow, profile: str, *, spaced: bool = False) -> Text:
+    """Beside the digits of a run on several servers: the variant and phase, on which server
+    against which, the word; the run."""
+    text = Text()
+    text.append(f"{row.variant} {row.phase} on {row.server} ", style="bold")
+    verdict = row.verdict
+    text.append(f"{verdict.word} ", style="bold reverse" if verdict.decided else "bold")
+    link = {"faster": "than", "slower": "than", "same": "as"}.get(verdict.word, "vs")
+    text.append(f"{link} on {row.reference}")
+    gap = "\n\n" if spaced else "\n"
+    text.append(gap)
+    text.append(f"between the servers {glyph('·')} the biggest change", style="bold")
+    text.append(gap)
+    text.append(f"{profile} {glyph('·')} median ratio, {row.server} / {row.reference}", style="dim")
     return text
 
 
@@ -105,6 +142,23 @@ class Headline(Horizontal):
         width: 1fr;
         height: 3;
     }
+    Headline #headline-big {
+        display: none;
+        width: auto;
+        height: 5;
+        margin-right: 3;
+        color: $accent;
+        text-style: bold;
+    }
+    Headline.-big #headline-figure {
+        display: none;
+    }
+    Headline.-big #headline-big {
+        display: block;
+    }
+    Headline.-big #headline-words {
+        height: 5;
+    }
     """
 
     def __init__(self, *, id: str | None = None) -> None:
@@ -113,23 +167,63 @@ class Headline(Horizontal):
         """The finished run it tells (None: nothing to tell)."""
         self.line: CardLine | None = None
         """The card line it blows up."""
+        self.servers: ServerCard | None = None
+        """On several servers: the card whose biggest verdict between servers it tells."""
+        self._baseline: str | None = None
+        """The run's baseline variant (the words compare against it)."""
 
     def compose(self) -> ComposeResult:
         """The digits and the words."""
         yield Digits("", id="headline-figure")
+        yield Static(id="headline-big")
         yield Static(id="headline-words")
+
+    def fit(self, width: int, height: int) -> None:
+        """The digits for a terminal this size: five rows on a large one, else three."""
+        big = big_digits(width, height)
+        if big != self.has_class("-big"):
+            self.set_class(big, "-big")
+            self._draw()
 
     def show_record(self, record: RunRecord | None) -> bool:
         """Tell this run's biggest verdict; returns whether there is one to tell."""
         self.record = record
+        self.servers = None
         lines = card_lines(record) if record is not None else []
         self.line = headline_line(lines)
-        if self.line is None or record is None:
+        self._baseline = next((line.variant for line in lines if line.baseline), None)
+        self._draw()
+        return self.line is not None and record is not None
+
+    def show_servers(self, record: RunRecord, card: ServerCard) -> bool:
+        """Tell the biggest verdict between the servers; returns whether there is one."""
+        self.record = record
+        self.line = None
+        self.servers = card
+        self._draw()
+        return card.biggest is not None
+
+    def _draw(self) -> None:
+        """Digits and words for the line told, in the font the size chose."""
+        record, line = self.record, self.line
+        row = self.servers.biggest if self.servers is not None else None
+        if record is not None and row is not None and row.verdict.ratio is not None:
+            big = self.has_class("-big")
+            figure = f"{row.verdict.ratio:.2f}x"
+            self.query_one(Digits).update(figure)
+            self.query_one("#headline-big", Static).update(big_figure(figure) if big else "")
+            self.query_one("#headline-words", Static).update(
+                server_words(row, record.profile.name, spaced=big)
+            )
+            return
+        if line is None or record is None:
             self.query_one(Digits).update("")
+            self.query_one("#headline-big", Static).update("")
             self.query_one("#headline-words", Static).update("")
-            return False
-        baseline = next((line.variant for line in lines if line.baseline), None)
-        self.query_one(Digits).update(headline_figure(self.line))
-        words = headline_words(self.line, baseline, record.profile.name)
+            return
+        big = self.has_class("-big")
+        figure = headline_figure(line)
+        self.query_one(Digits).update(figure)
+        self.query_one("#headline-big", Static).update(big_figure(figure) if big else "")
+        words = headline_words(line, self._baseline, record.profile.name, spaced=big)
         self.query_one("#headline-words", Static).update(words)
-        return True

@@ -18,6 +18,7 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 from explorer.analysis.card import ARROW, CardLine, card_lines, seconds_text
+from explorer.analysis.server_card import ServerCard
 from explorer.models import RunRecord
 from explorer.tui.glyphs import glyph
 from explorer.tui.widgets.fit import FitWidth
@@ -67,9 +68,74 @@ def render_card(record: RunRecord | None, width: int, rows: int = 0) -> Text:
         text = _card(
             record, lines, width, spaced=spaced, wrap_moved=wrap_moved, mechanism=mechanism
         )
-        if not rows or _rows(text, width) <= rows:
+        used = _rows(text, width)
+        if not rows or used <= rows:
             break
+    if rows and not spaced and used < rows:
+        # Packed with rows to spare: a blank line before as many variants as they allow,
+        # so no rows stay empty under the card.
+        gaps = min(rows - used, len(lines))
+        text = _card(
+            record,
+            lines,
+            width,
+            spaced=False,
+            wrap_moved=wrap_moved,
+            mechanism=mechanism,
+            gaps=gaps,
+        )
     return text
+
+
+def render_servers_card(card: ServerCard, profile: str, width: int, rows: int = 0) -> Text:
+    """A run on several servers as a card: the biggest verdict between the servers, then per
+    server each variant's verdict and total (`n of m` servers finished). Blank lines
+    between the blocks where `rows` (0: unknown) allow, else packed."""
+    text = _servers_card(card, profile, spaced=True)
+    if rows and _rows(text, width) > rows:
+        text = _servers_card(card, profile, spaced=False)
+    return text
+
+
+def _servers_card(card: ServerCard, profile: str, *, spaced: bool) -> Text:
+    gap = "\n" if spaced else ""
+    dot = glyph("·")
+    text = Text()
+    finished = sum(run.status == "finished" for run in card.judged.runs)
+    names = ", ".join(name for name, _ in card.servers)
+    text.append(f"{profile} ", style="bold underline")
+    text.append(
+        f" {finished} of {len(card.servers)} servers finished ({names}) {dot} total per trial,"
+        " median\n",
+        style="dim",
+    )
+    row = card.biggest
+    if row is not None:
+        text.append(
+            f"{gap}{row.variant} {row.phase} on {row.server} vs {row.reference}  ", style="bold"
+        )
+        words = row.verdict.short_label().replace("×", glyph("×"))
+        text.append(words, style="bold reverse" if row.verdict.decided else "bold")
+        text.append("\n")
+    name_w = min(max((len(line.variant) for _, ls in card.servers for line in ls), default=8), 22)
+    for server, lines in card.servers:
+        text.append(f"{gap}on {server}\n", style="bold underline")
+        for line in lines:
+            text.append(f"  {line.variant[:name_w]:<{name_w}}  ", style="bold")
+            text.append_text(_verdict_text(line))
+            text.append(f" {dot} ")
+            text.append(seconds_text(line.total), style="bold")
+            text.append("\n")
+    text.append(f"{gap}Enter ", style="bold")
+    text.append("full table  ", style="dim")
+    text.append("Esc ", style="bold")
+    text.append("bars", style="dim")
+    return text
+
+
+def card_rows(record: RunRecord, width: int, rows: int) -> int:
+    """Rows the card takes in a pane `width` cells wide and `rows` high."""
+    return _rows(render_card(record, width, rows), width)
 
 
 def _rows(text: Text, width: int) -> int:
@@ -85,6 +151,7 @@ def _card(
     spaced: bool,
     wrap_moved: bool,
     mechanism: str,
+    gaps: int = 0,
 ) -> Text:
     text = Text()
     dot = glyph("·")
@@ -94,9 +161,10 @@ def _card(
     text.append("\n")
     longest = max((len(line.variant) for line in lines), default=8)
     name_w = min(longest, 22)
-    for line in lines:
-        # Spaced: a blank line before each variant; packed: none at all, not even the first.
-        text.append("\n" if spaced else "")
+    for index, line in enumerate(lines):
+        # Spaced: a blank line before each variant; packed: none, or before the first
+        # `gaps` variants where the pane has that many rows to spare.
+        text.append("\n" if spaced or index < gaps else "")
         head = Text()
         head.append(f"{line.variant[:name_w]:<{name_w}}  ", style="bold")
         head.append_text(_verdict_text(line))
@@ -184,12 +252,23 @@ class SummaryCard(Static, can_focus=True):
         super().__init__(id=id)
         self.record: RunRecord | None = None
         """The finished run the card tells."""
+        self.servers: ServerCard | None = None
+        """On several servers: what the card tells of them (None: one server's run)."""
 
     def show_record(self, record: RunRecord | None) -> None:
         """Tell this run (None hides the card)."""
         self.record = record
+        self.servers = None
         self.display = record is not None
         self.update(FitWidth(lambda width: render_card(self.record, width, self._room())))
+
+    def show_servers(self, record: RunRecord, card: ServerCard) -> None:
+        """Tell a run on several servers (`record`: the reference server's run)."""
+        self.record = record
+        self.servers = card
+        self.display = True
+        name = record.profile.name
+        self.update(FitWidth(lambda width: render_servers_card(card, name, width, self._room())))
 
     def _room(self) -> int:
         """Rows the pane has for the card (0 before the first layout)."""
