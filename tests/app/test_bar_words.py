@@ -26,7 +26,7 @@ def bars_after_each_trial() -> list[tuple[RunView, str]]:
         view.apply(event)
         if isinstance(event, TrialEnded):
             pane = DurationPane.__new__(DurationPane)
-            pane.view, pane.phase = view, None  # type: ignore[assignment]
+            pane.view, pane.phase, pane.bar_gaps = view, None, 0  # type: ignore[assignment]
             snapshot = RunView(profile=view.profile)
             snapshot.summary = list(view.summary)
             out.append((snapshot, pane._bars_text(70).plain))
