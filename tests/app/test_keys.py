@@ -157,7 +157,7 @@ async def test_a_replays_help_lists_its_keys_once_and_starts_at_the_top(tmp_path
         assert "- `space` **Pause** — Pause or resume the replay" in text
         assert "Freeze the live view" not in text
         for key in LAB_KEYS:
-            listed = f"**{key.label}** — {key.tooltip}" in text
+            listed = f"**{key.label}** — {key.says(replay=True)}" in text
             assert listed == key.applies(replay=True), key.id
         # The first row inside the border is the key list's heading, not blank lines.
         body = help_screen.query_one("#help-body")
@@ -181,7 +181,7 @@ async def test_a_live_sessions_help_and_footer_have_no_replay_keys(
         await pilot.pause(0.2)
         text = str(app.screen.query_one("Markdown").source)  # type: ignore[attr-defined]
         for key in LAB_KEYS:
-            listed = f"**{key.label}** — {key.tooltip}" in text
+            listed = f"**{key.label}** — {key.says(replay=False)}" in text
             assert listed == key.applies(replay=False), key.id
         assert "- `+` **Refresh faster**" in text and "- `-` **Refresh slower**" in text
 
