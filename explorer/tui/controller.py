@@ -48,6 +48,7 @@ from explorer.models import (
 from explorer.server.connect import Target
 from explorer.server.failures import failure_reason
 from explorer.tui.config import LabConfig
+from explorer.tui.widgets.duration import DurationPane
 
 if TYPE_CHECKING:
     from explorer.lab.run.runner import Runner
@@ -369,6 +370,8 @@ class RunController(Widget):
         """Play a recorded run into the view at its recorded pace times its speed."""
         self.view.profile, self.view.scale = source.profile, source.scale
         self.player = Player(source, self.view)
+        for pane in self.screen.query(DurationPane):
+            pane.player = self.player  # its round plan says the replay's time left
         self.play()
 
     def play(self) -> None:

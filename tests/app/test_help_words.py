@@ -32,3 +32,16 @@ async def test_a_live_sessions_help_says_q_cancels_the_run(tmp_path: Path) -> No
         text = str(app.screen.query_one("Markdown").source)  # type: ignore[attr-defined]
         quit_line = next(line for line in text.splitlines() if line.startswith("- `q`"))
         assert "cancelled and the server put back" in quit_line, quit_line
+
+
+async def test_a_replays_duration_pane_reads_the_players_speed(tmp_path: Path) -> None:
+    """The round plan's time left is the replay's (`replayed_plan`): the pane has the player."""
+    from explorer.tui.widgets.duration import DurationPane
+
+    app = PgwxApp(replay=ReplaySource([]), store=ResultStore(tmp_path / "r.sqlite"))
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.pause(0.1)
+        pane = app.lab.query_one(DurationPane)
+        assert pane.player is not None and pane.player is app.lab.controller.player
+        pane.player.speed = 16
+        assert pane._plan_shown("round 7 of ≤ 30 · ~4 min left") == "round 7 of ≤ 30 · ~15 s left"

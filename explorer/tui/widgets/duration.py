@@ -17,6 +17,7 @@ from textual.widgets import Static
 from explorer.analysis.report import SummaryRow
 from explorer.analysis.rounds import replayed_plan
 from explorer.analysis.server_card import ServerCard
+from explorer.lab.store.replay import Player
 from explorer.lab.view.runstate import RunView
 from explorer.models import RunRecord
 from explorer.tui.restyle import NoFocusStyles
@@ -192,6 +193,9 @@ class DurationPane(NoFocusStyles, VerticalScroll):
         """Rows the trial block keeps during a run: the most it has needed so far."""
         self.bar_gaps = 0
         """Variants whose bar gets a blank line before it (rows to spare under the card)."""
+        self.player: Player | None = None
+        """The replay's player when this pane shows a replay (its speed and pause say the
+        time left); None live."""
 
     DEFAULT_CSS = """
     DurationPane #duration-clock.-empty {
@@ -317,7 +321,7 @@ class DurationPane(NoFocusStyles, VerticalScroll):
 
     def _plan_shown(self, plan: str) -> str:
         """The round plan, its time left at the replay's speed when this is a replay."""
-        player = getattr(getattr(self.screen, "controller", None), "player", None)
+        player = getattr(self, "player", None)  # a bare pane (tests) has none
         if player is None:
             return plan
         return replayed_plan(plan, player.speed, player.paused)
