@@ -196,7 +196,7 @@ def test_duration_pane_draws_each_candidates_interval() -> None:
     record = synthetic("r-pane", {"base": FLAT, "cand": HALF})
     pane = DurationPane.__new__(DurationPane)
     pane.view = SimpleNamespace(summary=summarize(record), record=record, variant=None)
-    pane.phase = None
+    pane.phase, pane.bar_gaps = None, 0
     lines = pane._bars_text(40).plain.splitlines()
     verdict = judge(record).verdicts[("cand", "load")]
     lo = verdict.ci_low * verdict.median_baseline  # type: ignore[operator]
