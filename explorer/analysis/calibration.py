@@ -178,7 +178,12 @@ def play(s: Scenario, rng: random.Random) -> RunRecord:
 
 def simulate(s: Scenario, rng: random.Random) -> Outcome:
     """One run of the scenario and what its words got right and wrong."""
-    record = play(s, rng)
+    return score(s, play(s, rng))
+
+
+def score(s: Scenario, record: RunRecord) -> Outcome:
+    """What a played run's words got right and wrong (the first candidate's first phase
+    carries the effect)."""
     final = judge(record)
     done = max(t.repeat for t in record.trials)
     false = any(

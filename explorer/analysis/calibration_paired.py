@@ -25,6 +25,7 @@ from explorer.analysis.calibration import (
     SKEW_FACTOR,
     SKEW_SHARE,
     Scenario,
+    score,
     synthetic_record,
     synthetic_trial,
 )
@@ -107,16 +108,8 @@ class Result:
 def outcome(s: Scenario, record: RunRecord) -> Result:
     """What the run's words got right and wrong (the first candidate's first phase carries
     the effect)."""
-    final = judge(record)
-    rounds = max(t.repeat for t in record.trials)
-    false = any(
-        v.decided for (name, _), v in final.verdicts.items() if name != "v1" or s.effect == 1.0
-    )
-    first = final.verdicts.get(("v1", "p1"))
-    want = "faster" if s.effect < 1 else "slower"
-    found = s.effect != 1.0 and first is not None and first.word == want
-    by = (first.look or first.n_candidate) if found and first is not None else None
-    return Result(false, found, by, rounds)
+    scored = score(s, record)
+    return Result(scored.false_finding, scored.found, scored.found_by, scored.rounds)
 
 
 @dataclass
