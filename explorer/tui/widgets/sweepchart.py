@@ -156,7 +156,7 @@ class SweepChart(TimeChart):
         plt.scatter(xs, ys, color=PALETTE[5][1], marker="O" if glyphs or ascii_mode() else "●")
         first = sweep.drawn[0].value
         plt.title(
-            f"time ratio to {first} ({sweep.phase}), interval │"
+            f"ratio to {first} ({sweep.phase}), interval │"
             if self._beside()
             else f"ratio to {first} · v: mechanism"
         )
