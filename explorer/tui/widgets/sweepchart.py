@@ -188,7 +188,7 @@ class SweepChart(TimeChart):
         plt.yticks([0.0, 0.5, 1.0], ["0", "½" if not ascii_mode() else "0.5", "max"])
         self._xaxis(sweep)
         plt.title(
-            "mechanism per trial, share of its largest"
+            "mechanism, share of its largest"
             if self._beside()
             else "mechanism, share of max · v: ratio"
         )
