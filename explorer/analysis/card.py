@@ -51,7 +51,7 @@ class CardLine:
     moved: str = ""
 
 
-COUNTERS = (("wal_bytes", "WAL"), ("fsyncs", "fsyncs"))
+COUNTERS = (("wal_bytes", "WAL"), ("fsyncs", "fsyncs"), ("evicted", "evictions"))
 """The counters a card line may name as the mechanism, in order of preference."""
 
 
@@ -87,7 +87,7 @@ def _counter_text(key: str, value: float) -> str:
 def _mechanism(
     base: list[TrialResult], mine: list[TrialResult], threshold: float, confidence: float
 ) -> str:
-    """The first counter whose own comparison across trials is decided: WAL, then fsyncs.
+    """The first counter whose own comparison across trials is decided: WAL, fsyncs, evictions.
 
     The same test as a timing verdict (Mann–Whitney with the Hodges–Lehmann interval, beyond
     the run's threshold) on the per-trial counts, at `confidence` (the card's counter
