@@ -305,7 +305,10 @@ class Runner:
             )
 
     def build_workload(self) -> Workload:
-        """The profile's workload with its parameters validated and scaled."""
+        """The profile's workload with its parameters validated and scaled: the one the run
+        request built for its size estimate when it came with the options, else built here."""
+        if self.options.workload is not None:
+            return self.options.workload
         return build_workload(self.profile, self.options.scale)
 
     # ------------------------------------------------------------------ the run
