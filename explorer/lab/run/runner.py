@@ -223,6 +223,9 @@ class Runner:
         self._auto_conf: str | None = None
         self._journal: Journal | None = None
         self.undo = Undo()
+        self.ended: RunStatus | None = None
+        """How the run ended, as stored (None until it has): a cancel that comes during the
+        undo of a run that had finished leaves it `finished`."""
         """What putting the server settings back did (read by the front end's last line)."""
         self._log_from = 0
         self._said_no_checkpoint = False
@@ -567,6 +570,7 @@ class Runner:
         self.store.end_run(
             self.run_id, status, reason, environment=self._finish_environment(scope.record)
         )
+        self.ended = status
         self._emit(RunEnded(at=self.clock(), run_id=self.run_id, status=status, reason=reason))
         if cancelled_late and status != "cancelled":
             raise asyncio.CancelledError  # the caller asked to stop: it is told so
