@@ -57,6 +57,42 @@ def test_sigterm_during_a_finished_runs_undo_does_not_call_it_cancelled(
     assert status == 128 + signal.SIGTERM
 
 
+@pytest.mark.pg15
+async def test_settings_lock_refusal_on_two_servers_names_the_server(
+    pg15: Target, pg18: Target, tmp_path: Path
+) -> None:
+    """Of two servers, the one whose settings lock another pgwx holds is named: the refusal
+    said only "another pgwx … has server settings changed on this server"."""
+    from explorer.lab.profiles.catalog import load_profile
+    from explorer.lab.run.bench import Bench, ServerChoice
+    from explorer.lab.run.request import RunOptions
+    from explorer.lab.safety.owner import RunOwner, ServerBusy
+    from explorer.lab.store.results import ResultStore
+
+    (tmp_path / "two.toml").write_text(
+        profile_toml({"sync-off": 'synchronous_commit = "off"'}, gate=False, rows=100)
+    )
+    profile = load_profile(str(tmp_path / "two.toml"))
+    store = ResultStore(tmp_path / "results.sqlite")
+    holder = RunOwner(pg15, "20261127-000000-holder")
+    await holder.open(settings=True)  # a pgwx with settings in force on 15
+    said: list[str] = []
+    try:
+        bench = Bench(store, [ServerChoice(target=pg15), ServerChoice(target=pg18)])
+        bench.resolve(said.append)
+        await bench.open(lambda _i: said.append)
+        with pytest.raises(ServerBusy) as refused:
+            await bench.take_turns(
+                range(2), profile, RunOptions(), said.append, lambda _tag: lambda _e: None
+            )
+    finally:
+        await holder.close()
+        store.close()
+    text = str(refused.value)
+    assert text.startswith(f"on 15 ({pg15.label()}): another pgwx (pid {os.getpid()} on "), text
+    assert "has server settings changed on this server" in text and "\n" not in text
+
+
 def run_ids_of(tmp_path: Path) -> str:
     """The one run in the test's store."""
     from tests.support.faults import run_ids
