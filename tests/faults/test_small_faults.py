@@ -15,7 +15,17 @@ import pytest
 from explorer import cli
 from explorer.lab.run.runner import Runner
 from explorer.server.connect import Target
-from tests.support.faults import profile_toml, run_status
+from tests.support.cli import FINISHED
+from tests.support.faults import (
+    FaultServer,
+    Gate,
+    finish,
+    profile_toml,
+    read_until,
+    run_status,
+    sigkill,
+    start_pgwx,
+)
 from tests.support.truth import last_line
 
 
@@ -99,3 +109,37 @@ def run_ids_of(tmp_path: Path) -> str:
 
     (run_id,) = run_ids(tmp_path / "results.sqlite")
     return run_id
+
+
+async def test_a_killed_postmaster_of_pgwxs_own_server_is_started_again_at_once(
+    owned: FaultServer, tmp_path: Path
+) -> None:
+    """pgwx's own server whose postmaster was SIGKILLed mid-run (fsync off) was waited for
+    120 s, then the run ended with fsync still off; pgwx now sees the postmaster gone,
+    starts the server again at once, says so, and the run goes on and puts fsync back."""
+    before = await owned.state()
+    path = tmp_path / "crash.toml"
+    path.write_text(profile_toml({"fsync-off": "fsync = false"}, repeats=2))
+    run = ["run", str(path), "--data-dir", str(owned.server.data_dir), "--no-sample"]
+    seen: list[str] = []
+    async with Gate(owned) as gate:
+        child = await start_pgwx(tmp_path, *run, "--settle", "0")
+        try:
+            await gate.reached()
+            owned.kill_postmaster()
+            await gate.close()
+            await read_until(child, "is not running", seen, 60)
+            # the next trial reaches the gate again, on the server started again: let it by
+            _out, err = await finish(child, 150)
+        finally:
+            await sigkill(child)
+    err = "".join(seen) + err
+    assert "waiting up to" not in err and "still waiting" not in err, err
+    assert (
+        f"PostgreSQL in {owned.server.data_dir} is not running (its postmaster is gone: killed "
+        "or crashed); starting it again, so the run can go on and put its settings back"
+    ) in err, err
+    assert "started it again" in err, err
+    assert child.returncode in FINISHED, err
+    assert last_line(err).endswith("server settings put back (fsync)"), err
+    await owned.assert_as_before(before)
