@@ -8,10 +8,14 @@ evicts them), never how fast.
 from __future__ import annotations
 
 import asyncio
+import json
 
 from explorer.analysis.mechanism import detail_lines, fields
 from explorer.analysis.report import summarize, to_markdown
+from explorer.lab.measure.sampler import Sample, _Trial, phase_mechanism
+from explorer.lab.measure.stats import Reading, counters_query
 from explorer.models import Knobs, PhaseMechanism, RunRecord, TableKind, Variant, WriterIo
+from explorer.server.capabilities import probe
 from explorer.server.connect import Target
 from tests.support.runs import RunProfile, small_profile
 
@@ -157,3 +161,53 @@ def md_cell_of(md: str, variant: str, phase: str, column: str) -> str:
     names = [c.strip() for c in header.strip("|").split("|")]
     cells = [c.strip() for c in line.strip("|").split("|")]
     return dict(zip(names, cells, strict=True))[column]
+
+
+async def test_19s_fpi_bytes_reach_the_report_and_18_shows_them_unknown(
+    pg18: Target, run_profile: RunProfile
+) -> None:
+    """pg_stat_wal of PostgreSQL 19's shape (wal_fpi_bytes), shadowed by a session-local view
+    and read through the real counters query, summed by the sampler's phase window and put on
+    a stored run's rows; a real run on 18 has them unknown."""
+    conn = await pg18.connect("test")
+    try:
+        caps = await probe(conn, owned=True)
+        nineteen = caps.model_copy(update={"version_num": 190000, "version": "19beta1"})
+        sql = counters_query(nineteen).sql
+        readings = []
+        for fpi, fpi_bytes in ((3, 24_576), (13, 106_496)):
+            await conn.execute(
+                "CREATE OR REPLACE TEMP VIEW pg_stat_wal AS SELECT 10::bigint AS wal_records, "
+                f"{fpi}::bigint AS wal_fpi, 900::numeric AS wal_bytes, "
+                f"0::bigint AS wal_buffers_full, {fpi_bytes}::numeric AS wal_fpi_bytes"
+            )
+            row = await conn.fetchrow(sql, "pgwx-work", [])
+            assert row is not None
+            readings.append(
+                Reading({k: json.loads(v) if isinstance(v, str) else v for k, v in row.items()})
+            )
+    finally:
+        await conn.close()
+    fields_ = readings[1].since(readings[0])
+    window = _Trial(started=0.0)
+    window.add(Sample(t=1.0, interval=1.0, **fields_))
+    m = phase_mechanism(window, has_io=True, complete=True, unsupported=[])
+    assert (m.wal_fpi, m.wal_fpi_bytes) == (10, 81_920)
+
+    real, _ = await run_profile(
+        pg18, small_profile("bulk-write", [Variant(name="logged")], rows=5_000), sampler=True
+    )
+    assert all(p.wal_fpi_bytes is None for p in mechanisms(real, "logged").values())
+    fpi_18 = md_cell_of(to_markdown(real), "logged", "copy", "FPI")
+    assert "B" not in fpi_18  # a count, no bytes
+    row18 = {(r.variant, r.phase): r.mechanism for r in summarize(real)}[("logged", "copy")]
+    assert row18 is not None and fields(row18)["wal_fpi_bytes"] == "?"
+
+    # the same run as if its copy had been measured on 19: the bytes are shown beside the count
+    trial = next(t for t in real.trials if t.variant == "logged")
+    copy = next(p for p in trial.phases if p.name == "copy")
+    assert copy.mechanism is not None
+    copy.mechanism.wal_fpi, copy.mechanism.wal_fpi_bytes = m.wal_fpi, m.wal_fpi_bytes
+    assert md_cell_of(to_markdown(real), "logged", "copy", "FPI").startswith("10 · 80")
+    row19 = {(r.variant, r.phase): r.mechanism for r in summarize(real)}[("logged", "copy")]
+    assert row19 is not None and fields(row19)["wal_fpi_bytes"] == 81_920
