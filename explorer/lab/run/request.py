@@ -45,7 +45,7 @@ class RunOptions:
     """Allow fsync/full_page_writes off on a server pgwx does not own."""
     allow_large: bool = False
     """`--allow-large`: past the size ceiling, and the run's data bounds raised
-    (`explorer.lab.workloads.bounds`)."""
+    (`explorer.lab.workloads.data_bounds`)."""
     sample: bool = True
     """Run the statistics sampler beside the workload."""
     sample_interval: float = 0.25

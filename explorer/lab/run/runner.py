@@ -83,7 +83,7 @@ from explorer.lab.scope import (
 from explorer.lab.store.results import ResultStore, new_run_id
 from explorer.lab.workloads import build_workload
 from explorer.lab.workloads.base import TrialContext, Workload, WorkloadError, session_settings
-from explorer.lab.workloads.bounds import data_bounds
+from explorer.lab.workloads.data_bounds import data_bounds
 from explorer.models import (
     Capabilities,
     Environment,
