@@ -30,6 +30,7 @@ from explorer.lab.measure.environment import MachineLoad
 from explorer.lab.measure.environment import capture as capture_environment
 from explorer.lab.measure.probe import PhaseProbe
 from explorer.lab.measure.sampler import Sampler, SamplerNotice, TrialSampler
+from explorer.lab.measure.wal_level import wal_level
 from explorer.lab.profiles.anysetting import learn_settings, split, toast_pin
 from explorer.lab.profiles.availability import unavailable_reason
 from explorer.lab.run.request import RunOptions, select_variants
@@ -832,18 +833,14 @@ class Runner:
                 [
                     *WATCHED_GUCS,
                     "default_toast_compression",
-                    "effective_wal_level",  # 19+: the level in force, read where present
                     *(n for v in self.variants() for n in v.knobs.settings),
                 ],
             )
-            effective = result.settings.get("effective_wal_level")
-            asked = variant.knobs.wal_level
-            if effective is not None and asked is not None and effective != asked:
-                self._notice(
-                    f"{variant.name}: wal_level is {asked} but the level in force "
-                    f"(effective_wal_level) is {effective}",
-                    "warning",
-                )
+            level = await wal_level(ctx.conn)  # 19+: the level in force, where reported
+            if level.effective is not None:
+                result.settings["effective_wal_level"] = level.effective
+            if (mismatch := level.mismatch(variant.knobs.wal_level)) is not None:
+                self._notice(f"{variant.name}: {mismatch}", "warning")
             booted = await postmaster_start(side)
             await run_watched(
                 workload.trial(ctx),
