@@ -16,7 +16,7 @@ from explorer.analysis.units import human_bytes
 from explorer.analysis.verdict import total
 from explorer.models import WRITERS, PhaseMechanism, PhaseResult
 
-LATE_FIELDS = ("wal_fpi", "wal_records")
+LATE_FIELDS = ("wal_fpi", "wal_records", "work_wal_fpi", "work_wal_records")
 """pg_stat_wal counters a backend publishes only when its transaction has ended."""
 
 IO_KINDS: tuple[Literal["written", "extended", "fsyncs", "evicted"], ...] = (
