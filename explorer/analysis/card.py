@@ -176,8 +176,11 @@ def card_lines(record: RunRecord, judged: Judgement | None = None) -> list[CardL
     for trial in measured(record.trials):
         by_variant.setdefault(trial.variant, []).append(trial)
     base_name = judged.baseline
-    # Every counter comparison the card may make, corrected together (Bonferroni).
-    tests = len(COUNTERS) * max(1, len(by_variant) - 1)
+    # Every counter comparison the card may make, corrected together (Bonferroni): a counter
+    # the run never measured (evictions before pgwx read them) makes none.
+    base_trials = by_variant.get(base_name, [])
+    counters = sum(1 for k, _ in COUNTERS if _counter(base_trials, k) is not None)
+    tests = max(1, counters) * max(1, len(by_variant) - 1)
     confidence = 1 - ALPHA / tests
     lines = []
     for variant in record.profile.variants:
