@@ -38,14 +38,15 @@ Table = dict[tuple[int, int], dict[str, float]]
 
 
 @contextmanager
-def analysis(pairs: bool, stop_futile: bool) -> Iterator[None]:
-    """Judge with or without the within-round pairs and the futility rule, then restore."""
-    before = paired.use_pairs, futility.enabled
-    paired.use_pairs, futility.enabled = pairs, stop_futile
+def analysis(pairs: bool, stop_futile: bool, blocks: bool = True) -> Iterator[None]:
+    """Judge with or without the within-round pairs, the futility rule and the blocked t test
+    (without it: complete rounds by the signed rank, as rules 1 did), then restore."""
+    before = paired.use_pairs, futility.enabled, paired.use_blocks
+    paired.use_pairs, futility.enabled, paired.use_blocks = pairs, stop_futile, blocks
     try:
         yield
     finally:
-        paired.use_pairs, futility.enabled = before
+        paired.use_pairs, futility.enabled, paired.use_blocks = before
 
 
 def draw(s: Scenario, rng: random.Random, round_factor: float = 0.0) -> Table:
