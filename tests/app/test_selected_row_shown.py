@@ -17,7 +17,7 @@ import pytest
 from explorer.lab.store.replay import ReplaySource, recordings_dir
 from explorer.lab.store.results import ResultStore
 from explorer.tui.app import PgwxApp
-from explorer.tui.widgets.results import MechanismLine, ResultsTable
+from explorer.tui.widgets.results_table import MechanismLine, ResultsTable
 from tests.support.app import rows_of, wait_for
 
 
