@@ -153,7 +153,7 @@ class SweepChart(TimeChart):
         xs = [float(i) for i, _ in known]
         ys = [p.ratio for _, p in known if p.ratio is not None]
         plt.plot(xs, ys, color=colour, marker="o" if glyphs else "braille")
-        plt.scatter(xs, ys, color=PALETTE[5][1], marker="O" if glyphs or ascii_mode() else "●")
+        plt.scatter(xs, ys, color=PALETTE[5][1], marker="O" if glyphs or ascii_mode() else "•")
         first = sweep.drawn[0].value
         plt.title(
             f"ratio to {first} ({sweep.phase}), interval │"
@@ -185,7 +185,7 @@ class SweepChart(TimeChart):
         if not drawn:
             return False
         plt.ylim(0.0, 1.1)
-        plt.yticks([0.0, 0.5, 1.0], ["0", "½" if not ascii_mode() else "0.5", "max"])
+        plt.yticks([0.0, 0.5, 1.0], ["0", "0.5", "max"])
         self._xaxis(sweep)
         plt.title(
             "mechanism, share of its largest"
