@@ -41,7 +41,10 @@ async def close_run(
     )
     if status == "finished" and trials and all(t.status != "ok" for t in trials):
         status, reason = "failed", "no trial finished"
-    ctx.store.end_run(ctx.run_id, status, reason, environment=finish_environment(ctx, scope.record))
+    # judged once, as the store keeps its verdicts: the front end shows that judgement
+    ctx.judged = ctx.store.end_run(
+        ctx.run_id, status, reason, environment=finish_environment(ctx, scope.record)
+    )
     ctx.emit(RunEnded(at=ctx.clock(), run_id=ctx.run_id, status=status, reason=reason))
     if cancelled_late and status != "cancelled":
         raise asyncio.CancelledError  # the caller asked to stop: it is told so

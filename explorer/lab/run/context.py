@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from explorer.analysis.judge import Judgement
 from explorer.analysis.rounds import RoundPlan
 from explorer.lab.measure.environment import MachineLoad
 from explorer.lab.measure.sampler import SamplerNotice, TrialSampler
@@ -97,6 +98,8 @@ class RunContext:
     between_open: set[str] | None = None
     """With several servers: variants whose comparison between servers was open at the
     last look of that table (None before its first look)."""
+    judged: Judgement | None = None
+    """The run's verdicts, judged once as it was stored as ended (None before)."""
 
     def clock(self) -> float:
         """Seconds since the run started."""

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from explorer.analysis.judge import Judgement
 from explorer.analysis.rounds import RoundPlan
 from explorer.analysis.verdict import balanced_order
 from explorer.lab.run.closing import close_run, undo_outcome
@@ -163,6 +164,11 @@ class Runner:
     def undo(self) -> Undo:
         """What putting the server settings back did (read by the front end's last line)."""
         return self.ctx.undo
+
+    @property
+    def judged(self) -> Judgement | None:
+        """The run's verdicts, judged once as it ended and was stored (None until then)."""
+        return self.ctx.judged
 
     def clock(self) -> float:
         """Seconds since the run started."""
