@@ -24,6 +24,7 @@ from explorer.lab.run.request import RunOptions
 from explorer.lab.run.runner import Runner
 from explorer.lab.run.session import Session, uses_user_server
 from explorer.lab.run.turns import Turnstile
+from explorer.lab.safety.owner import ServerBusy
 from explorer.lab.safety.undo import restore_command
 from explorer.lab.store.results import ResultStore
 from explorer.models import Capabilities, Event, Profile, RunRecord, ServerAxis
@@ -292,9 +293,15 @@ class Bench:
             "servers take turns trial by trial: "
             + ", ".join(f"{labels[i]} = {s.target.label()}" for i, s in enumerate(sessions))
         )
-        tasks = [
-            asyncio.create_task(runner.run(emit_for(labels[i]))) for i, runner in enumerate(runners)
-        ]
+
+        async def run_on(i: int, runner: Runner) -> RunRecord:
+            try:
+                return await runner.run(emit_for(labels[i]))
+            except ServerBusy as exc:
+                # "another pgwx … on this server": of several, this one is named
+                raise ServerBusy(f"on {labels[i]} ({sessions[i].target.label()}): {exc}") from None
+
+        tasks = [asyncio.create_task(run_on(i, runner)) for i, runner in enumerate(runners)]
         try:
             return list(await asyncio.gather(*tasks))
         except BaseException:

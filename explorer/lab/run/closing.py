@@ -45,6 +45,7 @@ async def close_run(
     ctx.judged = ctx.store.end_run(
         ctx.run_id, status, reason, environment=finish_environment(ctx, scope.record)
     )
+    ctx.ended = status
     ctx.emit(RunEnded(at=ctx.clock(), run_id=ctx.run_id, status=status, reason=reason))
     if cancelled_late and status != "cancelled":
         raise asyncio.CancelledError  # the caller asked to stop: it is told so

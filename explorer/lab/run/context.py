@@ -38,6 +38,7 @@ from explorer.models import (
     RunEnded,
     RunRecord,
     RunStarted,
+    RunStatus,
     SampleTaken,
     ServerAxis,
     TrialEnded,
@@ -100,6 +101,10 @@ class RunContext:
     last look of that table (None before its first look)."""
     judged: Judgement | None = None
     """The run's verdicts, judged once as it was stored as ended (None before)."""
+    ended: RunStatus | None = None
+    """How the run ended, as stored (None until it has)."""
+    most_trials: int = 0
+    """Trials the run may take at most, said when it starts (`opening.open_run`)."""
 
     def clock(self) -> float:
         """Seconds since the run started."""

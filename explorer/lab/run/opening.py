@@ -84,7 +84,13 @@ async def open_run(
             for v, _ in plan
         )
     )
-    record = await begin(ctx, caps, foreign, owner, len(plan))
+    rounds = ctx.round_plan()
+    # The most trials the run may take, said once and kept: an auto run's count never
+    # grows under the reader (`18 trials`, then `[27/27]`), it may only end sooner.
+    ctx.most_trials = sum(1 for v in ctx.variants() if not reasons[v.name]) * (
+        ctx.profile.warmup + rounds.most_rounds
+    )
+    record = await begin(ctx, caps, foreign, owner, upto=rounds.auto)
     for name, why in reasons.items():
         if why:
             ctx.notice(f"{name}: not available here: {why}", "warning")
@@ -124,9 +130,10 @@ async def capabilities(ctx: RunContext) -> Capabilities:
 
 
 async def begin(
-    ctx: RunContext, caps: Capabilities, foreign: list[str], owner: RunOwner, trials: int
+    ctx: RunContext, caps: Capabilities, foreign: list[str], owner: RunOwner, *, upto: bool
 ) -> RunRecord:
-    """Store the run as begun and say it started (the owner's locks go if storing fails)."""
+    """Store the run as begun and say it started with `ctx.most_trials` (at most, `upto`,
+    with auto repeats); the owner's locks go if storing fails."""
     server = ServerInfo(
         dsn_masked=ctx.target.label(),
         bundled=ctx.target.owned,
@@ -156,7 +163,8 @@ async def begin(
             run_id=ctx.run_id,
             profile=ctx.profile.name,
             server=server,
-            total_trials=trials,
+            total_trials=ctx.most_trials,
+            upto=upto,
         )
     )
     if foreign:

@@ -43,6 +43,9 @@ class RunOptions:
     """Run only these variants (by name)."""
     allow_risky: bool = False
     """Allow fsync/full_page_writes off on a server pgwx does not own."""
+    allow_large: bool = False
+    """`--allow-large`: past the size ceiling, and the run's data bounds raised
+    (`explorer.lab.workloads.data_bounds`)."""
     sample: bool = True
     """Run the statistics sampler beside the workload."""
     sample_interval: float = 0.25
@@ -175,6 +178,7 @@ class RunRequest:
             budget=budget_option(budget),
             variants=list(variants) if variants else None,
             allow_risky=allow_risky,
+            allow_large=allow_large,
             sample=sample,
             sample_interval=sample_interval,
             settle_seconds=settle,

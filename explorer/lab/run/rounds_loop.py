@@ -31,7 +31,6 @@ async def run_rounds(ctx: RunContext, scope: RunScope, trials: list[TrialResult]
     reasons = scope.reasons
     by_name = {v.name: v for v in ctx.variants()}
     rounds = ctx.round_plan()
-    runnable = sum(1 for v in by_name if not reasons[v])
     done, index, more = 0, 0, True
     while more:
         for name in rounds.order(done):
@@ -46,7 +45,8 @@ async def run_rounds(ctx: RunContext, scope: RunScope, trials: list[TrialResult]
                         variant=name,
                         repeat=done + 1,
                         index=index,
-                        total=max(index, runnable * rounds.first_rounds()),
+                        total=max(index, ctx.most_trials),
+                        upto=rounds.auto,
                         plan=rounds.progress(done, ctx.clock()),
                     )
                 )

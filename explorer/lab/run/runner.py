@@ -37,6 +37,7 @@ from explorer.lab.scope import run_scope
 from explorer.lab.store.results import ResultStore, new_run_id
 from explorer.lab.workloads import build_workload
 from explorer.lab.workloads.base import Workload
+from explorer.lab.workloads.data_bounds import data_bounds
 from explorer.models import (
     Capabilities,
     Event,
@@ -166,6 +167,12 @@ class Runner:
         return self.ctx.undo
 
     @property
+    def ended(self) -> RunStatus | None:
+        """How the run ended, as stored (None until it has): a cancel that comes during the
+        undo of a run that had finished leaves it `finished`."""
+        return self.ctx.ended
+
+    @property
     def judged(self) -> Judgement | None:
         """The run's verdicts, judged once as it ended and was stored (None until then)."""
         return self.ctx.judged
@@ -194,11 +201,15 @@ class Runner:
         return interleave(self.variants(), self.rounds())
 
     def build_workload(self) -> Workload:
-        """The profile's workload with its parameters validated and scaled: the one the run
-        request built for its size estimate when it came with the options, else built here."""
-        if self.options.workload is not None:
-            return self.options.workload
-        return build_workload(self.profile, self.options.scale)
+        """The profile's workload with its parameters validated and scaled (the one the run
+        request built for its size estimate when it came with the options, else built here),
+        and its data bounds set from its size, --scale and --allow-large."""
+        workload = self.options.workload
+        if workload is None:
+            workload = build_workload(self.profile, self.options.scale)
+        _rows, size = workload.params.estimate()
+        workload.bounds = data_bounds(size, self.options.scale, self.options.allow_large)
+        return workload
 
     def undo_outcome(self) -> Undo:
         """What the undo did, with what is left read back from the journal now (a second

@@ -13,15 +13,19 @@ import datetime as dt
 import asyncpg
 
 from explorer.lab.measure.probe import PhaseProbe
+from explorer.lab.measure.wal_level import wal_level
 from explorer.lab.profiles.anysetting import split, toast_pin
 from explorer.lab.run.context import RunContext, RunScope
 from explorer.lab.safety.guard import (
     SERVER_RETURN_WAIT,
+    PostmasterGone,
     lost_connection,
     lost_reason,
+    postmaster_gone,
     postmaster_start,
     run_watched,
     server_log_panic,
+    start_again,
     wait_for_server,
 )
 from explorer.lab.safety.settings import ServerCannotStart, settings_in_force
@@ -192,18 +196,14 @@ async def measure(
         [
             *WATCHED_GUCS,
             "default_toast_compression",
-            "effective_wal_level",  # 19+: the level in force, read where present
             *(n for v in ctx.variants() for n in v.knobs.settings),
         ],
     )
-    effective = result.settings.get("effective_wal_level")
-    asked = variant.knobs.wal_level
-    if effective is not None and asked is not None and effective != asked:
-        ctx.notice(
-            f"{variant.name}: wal_level is {asked} but the level in force "
-            f"(effective_wal_level) is {effective}",
-            "warning",
-        )
+    level = await wal_level(trial.conn)  # 19+: the level in force, where reported
+    if level.effective is not None:
+        result.settings["effective_wal_level"] = level.effective
+    if (mismatch := level.mismatch(variant.knobs.wal_level)) is not None:
+        ctx.notice(f"{variant.name}: {mismatch}", "warning")
     booted = await postmaster_start(side)
     await run_watched(
         scope.workload.trial(trial),
@@ -231,31 +231,48 @@ async def server_back(ctx: RunContext) -> None:
     """After a trial lost the server: wait until it answers, then go on with the next.
 
     pgwx's own server, seen down after a PANIC, is not waited for: nobody will start it,
-    so the run ends with the server log's line (ServerCannotStart).
+    so the run ends with the server log's line (ServerCannotStart). Nor is one whose
+    postmaster is gone (killed): it is started again at once, and the run goes on.
     """
     ctx.lost = False
-    raise_if_hopeless(ctx)
-    ctx.notice(
-        f"waiting up to {SERVER_RETURN_WAIT:g} s for the server to answer again before the "
-        "next trial (Ctrl-C cancels the run)",
-        "warning",
-    )
-    await wait_for_server(
-        ctx.target,
-        tick=lambda left: ctx.notice(
-            f"still waiting for the server ({left:.0f} s left; Ctrl-C cancels the run)"
-        ),
-        hopeless=lambda: raise_if_hopeless(ctx),
-    )
+    try:
+        raise_if_hopeless(ctx)
+    except PostmasterGone:
+        assert ctx.target.bundled is not None
+        await start_again(ctx.target.bundled, ctx.notice)
+    else:
+        ctx.notice(
+            f"waiting up to {SERVER_RETURN_WAIT:g} s for the server to answer again before "
+            "the next trial (Ctrl-C cancels the run)",
+            "warning",
+        )
+    while True:
+        try:
+            await wait_for_server(
+                ctx.target,
+                tick=lambda left: ctx.notice(
+                    f"still waiting for the server ({left:.0f} s left; Ctrl-C cancels the run)"
+                ),
+                hopeless=lambda: raise_if_hopeless(ctx),
+            )
+            break
+        except PostmasterGone:
+            assert ctx.target.bundled is not None
+            await start_again(ctx.target.bundled, ctx.notice)
     ctx.notice("the server answers again; going on with the next trial")
 
 
 def raise_if_hopeless(ctx: RunContext) -> None:
     """ServerCannotStart when pgwx's own server has stopped after a PANIC: nobody will
-    start it again, so waiting for it would only waste the user's time."""
+    start it again, so waiting for it would only waste the user's time; PostmasterGone
+    when the postmaster of the server this pgwx holds was killed (started again)."""
     server = ctx.target.bundled
-    if server is None or (server.data_dir / "postmaster.pid").exists():
-        return  # not ours, or still up (crash recovery may bring it back)
+    if server is None:
+        return
+    if (server.data_dir / "postmaster.pid").exists():
+        if server.holder is None and postmaster_gone(server):
+            raise PostmasterGone
+        return  # still up (crash recovery may bring it back)
     panic = server_log_panic(server, ctx.log_from)
     if panic is not None:
         raise ServerCannotStart(
