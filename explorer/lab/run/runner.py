@@ -119,21 +119,6 @@ class Runner:
         return self.ctx.target
 
     @property
-    def store(self) -> ResultStore:
-        """Where finished trials and the event stream go."""
-        return self.ctx.store
-
-    @property
-    def profile(self) -> Profile:
-        """The profile with the run's overrides applied."""
-        return self.ctx.profile
-
-    @property
-    def options(self) -> RunOptions:
-        """Scale, overrides, variant subset, opt-ins, sampling."""
-        return self.ctx.options
-
-    @property
     def run_id(self) -> str:
         """The run's id."""
         return self.ctx.run_id
@@ -141,11 +126,6 @@ class Runner:
     @run_id.setter
     def run_id(self, run_id: str) -> None:
         self.ctx.run_id = run_id
-
-    @property
-    def turnstile(self) -> Turnstile | None:
-        """The turns taken with the other servers' runners (None alone)."""
-        return self.ctx.turnstile
 
     @property
     def axis(self) -> ServerAxis | None:
@@ -204,11 +184,11 @@ class Runner:
         """The profile's workload with its parameters validated and scaled (the one the run
         request built for its size estimate when it came with the options, else built here),
         and its data bounds set from its size, --scale and --allow-large."""
-        workload = self.options.workload
+        workload = self.ctx.options.workload
         if workload is None:
-            workload = build_workload(self.profile, self.options.scale)
+            workload = build_workload(self.ctx.profile, self.ctx.options.scale)
         _rows, size = workload.params.estimate()
-        workload.bounds = data_bounds(size, self.options.scale, self.options.allow_large)
+        workload.bounds = data_bounds(size, self.ctx.options.scale, self.ctx.options.allow_large)
         return workload
 
     def undo_outcome(self) -> Undo:
@@ -236,9 +216,9 @@ class Runner:
             try:
                 return await self._run(emit, workdir)
             finally:
-                if self.turnstile is not None and self.axis is not None:
+                if self.ctx.turnstile is not None and self.axis is not None:
                     # however this run ended, the other servers' runs go on taking turns
-                    await asyncio.shield(self.turnstile.leave(self.axis.position))
+                    await asyncio.shield(self.ctx.turnstile.leave(self.axis.position))
 
     async def _run(self, emit: Callable[[Event], None] | None, workdir: Path) -> RunRecord:
         """`run`, inside the run's scope, with the scratch directory made by the caller: the
@@ -265,4 +245,4 @@ class Runner:
                 raise
         finally:
             await close_run(ctx, scope, sampler_task, trials, status, reason)
-        return self.store.load(self.run_id)
+        return self.ctx.store.load(self.run_id)
