@@ -192,7 +192,7 @@ class KnobSelect(Select[Any]):
         background: $surface;
     }
     /* The value takes the whole row up to its arrow (compact Select kept a cell after the
-       arrow: at 120x36 `fk-timing-restor ▼`); one longer still ends in `…`, never cut. */
+       arrow: at 120x36 `fk-timing-restor`, arrow); one longer still ends in `…`, never cut. */
     KnobSelect.-textual-compact > SelectCurrent {
         padding: 0;
     }
