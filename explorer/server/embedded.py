@@ -306,6 +306,16 @@ class LocalServer:
             return
         self._check_reachable()
         self._make_dir()
+        try:
+            self._init_made_dir()
+        except BaseException:
+            # initdb cut short (Ctrl-C, a kill) leaves a directory pgwx would then take for a
+            # cluster it did not make, and refuse: we made it, so nothing of it is left
+            shutil.rmtree(self.data_dir, ignore_errors=True)
+            raise
+
+    def _init_made_dir(self) -> None:
+        """initdb in the directory `_make_dir` just made, then pgwx's settings and marker."""
         proc = self._run(
             [
                 str(self.tool("initdb")),
@@ -322,7 +332,6 @@ class LocalServer:
             ]
         )
         if proc.returncode != 0:
-            shutil.rmtree(self.data_dir, ignore_errors=True)  # we made it: leave nothing behind
             raise ServerError(
                 f"initdb failed in {self.data_dir}: "
                 f"{proc.stderr.strip().splitlines()[-1] if proc.stderr else ''}"

@@ -6,8 +6,11 @@ reads instead of a long wait, a traceback, or a sentence that was not true.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -15,10 +18,12 @@ import pytest
 from explorer import cli
 from explorer.lab.run.runner import Runner
 from explorer.server.connect import Target
+from explorer.server.embedded import LocalServer
 from tests.support.cli import FINISHED
 from tests.support.faults import (
     FaultServer,
     Gate,
+    child_env,
     finish,
     profile_toml,
     read_until,
@@ -26,7 +31,7 @@ from tests.support.faults import (
     sigkill,
     start_pgwx,
 )
-from tests.support.truth import last_line
+from tests.support.truth import force_stop, last_line
 
 
 def test_sigterm_during_a_finished_runs_undo_does_not_call_it_cancelled(
@@ -143,3 +148,76 @@ async def test_a_killed_postmaster_of_pgwxs_own_server_is_started_again_at_once(
     assert child.returncode in FINISHED, err
     assert last_line(err).endswith("server settings put back (fsync)"), err
     await owned.assert_as_before(before)
+
+
+INTERRUPTED_WHILE_LOADING = """
+import os, signal, sys
+
+class CtrlC:
+    # Ctrl-C as pgwx loads its parser (the second or two before it can say anything)
+    def find_spec(self, name, path=None, target=None):
+        if name == "explorer.cli.parser":
+            os.kill(os.getpid(), signal.SIGINT)
+        return None
+
+sys.meta_path.insert(0, CtrlC())
+sys.argv = ["pgwx", *sys.argv[1:]]
+from explorer.cli import main
+sys.exit(main())
+"""
+
+
+def test_ctrl_c_while_pgwx_loads_is_one_line(tmp_path: Path) -> None:
+    """Ctrl-C before pgwx had loaded its parser printed a KeyboardInterrupt traceback."""
+    done = subprocess.run(
+        [sys.executable, "-c", INTERRUPTED_WHILE_LOADING, "run", "quick-demo"],
+        env=child_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
+    assert done.stderr == "pgwx: cancelled\n", done.stderr
+    assert done.returncode == 130
+
+
+@pytest.mark.parametrize("after", [0.0, 0.4, 1.0, 2.0])
+async def test_ctrl_c_while_the_bundled_server_is_made_leaves_nothing(
+    owned_base: Path, tmp_path: Path, after: float
+) -> None:
+    """Ctrl-C while pgwx made and started its server (initdb, pg_ctl start, connecting):
+    one sentence, the exit status of a cancel, no server left running, and no half-made
+    directory (initdb cut short left one, which every later pgwx refused as "a cluster pgwx
+    did not make")."""
+    data_dir = owned_base / f"made-{after}"
+    (tmp_path / "plain.toml").write_text(profile_toml({"plain": ""}, gate=False, rows=10))
+    child = await start_pgwx(
+        tmp_path, "run", str(tmp_path / "plain.toml"), "--data-dir", str(data_dir)
+    )
+    seen: list[str] = []
+    try:
+        await read_until(child, "starting bundled PostgreSQL", seen, 60)
+        await asyncio.sleep(after)
+        child.send_signal(signal.SIGINT)
+        _out, err = await finish(child, 120)
+    finally:
+        await sigkill(child)
+    err = "".join(seen) + err
+    assert child.returncode == 130, err
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
+    assert last_line(err).startswith(("cancelled", "Ctrl-C came after")), err
+    server = LocalServer(data_dir)
+    try:
+        assert not server.is_running(), "a server was left running"
+        # nothing half-made: the directory is gone, or a cluster the next pgwx starts
+        started = await asyncio.to_thread(
+            subprocess.run,
+            [sys.executable, "-m", "explorer.cli", "server", "start", "--data-dir", str(data_dir)],
+            env=child_env(tmp_path),
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert started.returncode == 0, started.stderr
+    finally:
+        force_stop(data_dir)
