@@ -271,9 +271,17 @@ class Bench:
         assert len(caps) == len(sessions), "open the bench before running on it"
         labels = servers.labels([c.major for c in caps])
         turnstile = Turnstile(len(sessions))
+        # the request's workload goes to the first server's run; each other builds its own
         runners = [
-            Runner(s.target, profile, self.store, options, caps=c, turnstile=turnstile)
-            for s, c in zip(sessions, caps, strict=True)
+            Runner(
+                s.target,
+                profile,
+                self.store,
+                options if i == 0 else options.for_another_run(),
+                caps=c,
+                turnstile=turnstile,
+            )
+            for i, (s, c) in enumerate(zip(sessions, caps, strict=True))
         ]
         self.runners = runners
         run_ids = [r.run_id for r in runners]

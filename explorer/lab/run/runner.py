@@ -83,6 +83,7 @@ from explorer.lab.scope import (
 from explorer.lab.store.results import ResultStore, new_run_id
 from explorer.lab.workloads import build_workload
 from explorer.lab.workloads.base import TrialContext, Workload, WorkloadError, session_settings
+from explorer.lab.workloads.data_bounds import data_bounds
 from explorer.models import (
     Capabilities,
     Environment,
@@ -311,8 +312,15 @@ class Runner:
             )
 
     def build_workload(self) -> Workload:
-        """The profile's workload with its parameters validated and scaled."""
-        return build_workload(self.profile, self.options.scale)
+        """The profile's workload with its parameters validated and scaled (the one the run
+        request built for its size estimate when it came with the options, else built here),
+        and its data bounds set from its size, --scale and --allow-large."""
+        workload = self.options.workload
+        if workload is None:
+            workload = build_workload(self.profile, self.options.scale)
+        _rows, size = workload.params.estimate()
+        workload.bounds = data_bounds(size, self.options.scale, self.options.allow_large)
+        return workload
 
     # ------------------------------------------------------------------ the run
     async def run(self, emit: Callable[[Event], None] | None = None) -> RunRecord:
