@@ -221,3 +221,57 @@ async def test_ctrl_c_while_the_bundled_server_is_made_leaves_nothing(
         assert started.returncode == 0, started.stderr
     finally:
         force_stop(data_dir)
+
+
+def pg_ctl_of(data_dir: Path, action: str) -> int | None:
+    """The pid of a `pg_ctl … ACTION` running on `data_dir`, None when there is none."""
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        words = [a.decode(errors="replace") for a in argv]
+        if words and words[0].endswith("/pg_ctl") and str(data_dir) in words and action in words:
+            return int(entry.name)
+    return None
+
+
+async def test_pg_ctl_killed_during_a_restart_is_said_as_such(
+    owned: FaultServer, tmp_path: Path
+) -> None:
+    """Killing pgwx's own `pg_ctl` during a wal_level restart was reported as `could not
+    start with wal_level='minimal'`, quoting the sampler's own `FATAL: terminating
+    connection`; the sentence now says the restart was cut short and what pgwx did, and the
+    server ends as it was."""
+    before = await owned.state()
+    path = tmp_path / "minimal.toml"
+    path.write_text(profile_toml({"minimal": 'wal_level = "minimal"'}, gate=False, rows=100))
+    data_dir = owned.server.data_dir
+    child = await start_pgwx(tmp_path, "run", str(path), "--data-dir", str(data_dir))
+    seen: list[str] = []
+    try:
+        await read_until(child, "restarting the server", seen, 120)
+        killed = None
+        for _ in range(400):  # pg_ctl restart: a few seconds on a busy machine
+            killed = pg_ctl_of(data_dir, "restart")
+            if killed is not None:
+                os.kill(killed, signal.SIGKILL)
+                break
+            await asyncio.sleep(0.01)
+        assert killed is not None, "no pg_ctl restart seen"
+        _out, err = await finish(child, 150)
+    finally:
+        await sigkill(child)
+    err = "".join(seen) + err
+    assert "terminating connection" not in err and "could not start with" not in err, err
+    assert (
+        "the restart for wal_level, max_wal_senders was cut short: pg_ctl restart was ended by "
+        f"SIGKILL before it finished, leaving PostgreSQL in {data_dir} "
+    ) in err, err
+    assert (
+        "pgwx finished it itself, and the server runs with wal_level, max_wal_senders as set"
+    ) in err, err
+    assert "server settings put back (wal_level, max_wal_senders)" in last_line(err), err
+    await owned.assert_as_before(before)
