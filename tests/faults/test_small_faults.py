@@ -11,9 +11,11 @@ import os
 import signal
 import subprocess
 import sys
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
+import pytest_asyncio
 
 from explorer import cli
 from explorer.lab.run.runner import Runner
@@ -31,7 +33,39 @@ from tests.support.faults import (
     sigkill,
     start_pgwx,
 )
+from tests.support.server import PG15_BIN
 from tests.support.truth import force_stop, last_line
+
+
+@pytest.fixture(scope="module")
+def owned15_cluster(owned_base: Path) -> Iterator[FaultServer]:
+    """The module's own cluster of Debian's PostgreSQL 15, as a dead pgwx leaves it."""
+    if not (PG15_BIN / "initdb").exists():
+        if os.environ.get("CI"):
+            pytest.fail("Debian's postgresql-15 is not installed; .ci/run must apt-get it.")
+        pytest.skip("Debian's postgresql-15 is not installed (apt-get install -y postgresql-15)")
+    server = LocalServer(owned_base / "pg15", PG15_BIN)
+    server.start()
+    server.release()
+    yield FaultServer(server)
+    force_stop(server.data_dir)
+
+
+@pytest_asyncio.fixture(params=["18", "15"])
+async def mine(request: pytest.FixtureRequest) -> AsyncIterator[tuple[FaultServer, list[str]]]:
+    """A cluster pgwx owns (bundled 18, Debian's 15), running and clean before and after, and
+    the options that name it on pgwx's command line."""
+    if request.param == "18":
+        fs: FaultServer = request.getfixturevalue("owned_cluster")
+        named = ["--data-dir", str(fs.server.data_dir)]
+    else:
+        fs = request.getfixturevalue("owned15_cluster")
+        named = ["--pg", "15", "--data-dir", str(fs.server.data_dir)]
+    await fs.reset()
+    fs.server.release()
+    yield fs, named
+    await fs.reset()
+    fs.server.release()
 
 
 def test_sigterm_during_a_finished_runs_undo_does_not_call_it_cancelled(
@@ -117,15 +151,16 @@ def run_ids_of(tmp_path: Path) -> str:
 
 
 async def test_a_killed_postmaster_of_pgwxs_own_server_is_started_again_at_once(
-    owned: FaultServer, tmp_path: Path
+    mine: tuple[FaultServer, list[str]], tmp_path: Path
 ) -> None:
     """pgwx's own server whose postmaster was SIGKILLed mid-run (fsync off) was waited for
     120 s, then the run ended with fsync still off; pgwx now sees the postmaster gone,
     starts the server again at once, says so, and the run goes on and puts fsync back."""
+    owned, named = mine
     before = await owned.state()
     path = tmp_path / "crash.toml"
     path.write_text(profile_toml({"fsync-off": "fsync = false"}, repeats=2))
-    run = ["run", str(path), "--data-dir", str(owned.server.data_dir), "--no-sample"]
+    run = ["run", str(path), *named, "--no-sample"]
     seen: list[str] = []
     async with Gate(owned) as gate:
         child = await start_pgwx(tmp_path, *run, "--settle", "0")
@@ -239,17 +274,18 @@ def pg_ctl_of(data_dir: Path, action: str) -> int | None:
 
 
 async def test_pg_ctl_killed_during_a_restart_is_said_as_such(
-    owned: FaultServer, tmp_path: Path
+    mine: tuple[FaultServer, list[str]], tmp_path: Path
 ) -> None:
     """Killing pgwx's own `pg_ctl` during a wal_level restart was reported as `could not
     start with wal_level='minimal'`, quoting the sampler's own `FATAL: terminating
     connection`; the sentence now says the restart was cut short and what pgwx did, and the
     server ends as it was."""
+    owned, named = mine
     before = await owned.state()
     path = tmp_path / "minimal.toml"
     path.write_text(profile_toml({"minimal": 'wal_level = "minimal"'}, gate=False, rows=100))
     data_dir = owned.server.data_dir
-    child = await start_pgwx(tmp_path, "run", str(path), "--data-dir", str(data_dir))
+    child = await start_pgwx(tmp_path, "run", str(path), *named)
     seen: list[str] = []
     try:
         await read_until(child, "restarting the server", seen, 120)
@@ -275,3 +311,29 @@ async def test_pg_ctl_killed_during_a_restart_is_said_as_such(
     ) in err, err
     assert "server settings put back (wal_level, max_wal_senders)" in last_line(err), err
     await owned.assert_as_before(before)
+
+
+async def test_an_ascii_only_terminal_after_a_real_run_is_no_internal_error(
+    owned: FaultServer, tmp_path: Path
+) -> None:
+    """`pgwx run` with an ASCII-only stdout and stderr (PYTHONIOENCODING=ascii): its table
+    and its progress (× · … ✗) used to end in an internal error once the run was saved; they
+    are written with escapes, and the run ends as it would anywhere."""
+    path = tmp_path / "plain.toml"
+    path.write_text(
+        profile_toml({"plain": "", "sync-off": 'synchronous_commit = "off"'}, gate=False, rows=100)
+    )
+    child = await start_pgwx(
+        tmp_path,
+        "run",
+        str(path),
+        "--data-dir",
+        str(owned.server.data_dir),
+        PYTHONIOENCODING="ascii",
+    )
+    out, err = await finish(child, 150)
+    assert child.returncode in FINISHED, err
+    assert "internal error" not in err and "Traceback" not in err, err
+    (out + err).encode("ascii")  # nothing but ASCII reached the streams
+    assert "\\u2026" in err or "\\xb7" in err or "\\xd7" in out, out + err  # escapes, not lost
+    assert last_line(err).startswith("saved as run "), err
