@@ -30,6 +30,7 @@ from explorer.lab.measure.environment import MachineLoad
 from explorer.lab.measure.environment import capture as capture_environment
 from explorer.lab.measure.probe import PhaseProbe
 from explorer.lab.measure.sampler import Sampler, SamplerNotice, TrialSampler
+from explorer.lab.measure.wal_level import wal_level
 from explorer.lab.profiles.anysetting import learn_settings, split, toast_pin
 from explorer.lab.profiles.availability import unavailable_reason
 from explorer.lab.run.request import RunOptions, select_variants
@@ -46,13 +47,16 @@ from explorer.lab.safety.fence import (
 )
 from explorer.lab.safety.guard import (
     SERVER_RETURN_WAIT,
+    PostmasterGone,
     drop_schema,
     log_size,
     lost_connection,
     lost_reason,
+    postmaster_gone,
     postmaster_start,
     run_watched,
     server_log_panic,
+    start_again,
     wait_for_server,
 )
 from explorer.lab.safety.leftovers import (
@@ -80,6 +84,7 @@ from explorer.lab.scope import (
 from explorer.lab.store.results import ResultStore, new_run_id
 from explorer.lab.workloads import build_workload
 from explorer.lab.workloads.base import TrialContext, Workload, WorkloadError, session_settings
+from explorer.lab.workloads.data_bounds import data_bounds
 from explorer.models import (
     Capabilities,
     Environment,
@@ -223,6 +228,9 @@ class Runner:
         self._auto_conf: str | None = None
         self._journal: Journal | None = None
         self.undo = Undo()
+        self.ended: RunStatus | None = None
+        """How the run ended, as stored (None until it has): a cancel that comes during the
+        undo of a run that had finished leaves it `finished`."""
         """What putting the server settings back did (read by the front end's last line)."""
         self._log_from = 0
         self._said_no_checkpoint = False
@@ -231,6 +239,8 @@ class Runner:
         self._between_open: set[str] | None = None
         """With several servers: variants whose comparison between servers was open at the
         last look of that table (None before its first look)."""
+        self._most_trials = 0
+        """Trials the run may take at most, said when it starts (see `_open_run`)."""
 
     # ------------------------------------------------------------------ plumbing
     def _turn(self) -> contextlib.AbstractAsyncContextManager[None]:
@@ -305,8 +315,15 @@ class Runner:
             )
 
     def build_workload(self) -> Workload:
-        """The profile's workload with its parameters validated and scaled."""
-        return build_workload(self.profile, self.options.scale)
+        """The profile's workload with its parameters validated and scaled (the one the run
+        request built for its size estimate when it came with the options, else built here),
+        and its data bounds set from its size, --scale and --allow-large."""
+        workload = self.options.workload
+        if workload is None:
+            workload = build_workload(self.profile, self.options.scale)
+        _rows, size = workload.params.estimate()
+        workload.bounds = data_bounds(size, self.options.scale, self.options.allow_large)
+        return workload
 
     # ------------------------------------------------------------------ the run
     async def run(self, emit: Callable[[Event], None] | None = None) -> RunRecord:
@@ -423,13 +440,20 @@ class Runner:
         except BaseException:
             await owner.close()
             raise
+        rounds = self.round_plan()
+        # The most trials the run may take, said once and kept: an auto run's count never
+        # grows under the reader (`18 trials`, then `[27/27]`), it may only end sooner.
+        self._most_trials = sum(1 for v in self.variants() if not reasons[v.name]) * (
+            self.profile.warmup + rounds.most_rounds
+        )
         self._emit(
             RunStarted(
                 at=self.clock(),
                 run_id=self.run_id,
                 profile=self.profile.name,
                 server=server,
-                total_trials=len(plan),
+                total_trials=self._most_trials,
+                upto=rounds.auto,
             )
         )
         if foreign:
@@ -490,7 +514,6 @@ class Runner:
         reasons = scope.reasons
         by_name = {v.name: v for v in self.variants()}
         rounds = self.round_plan()
-        runnable = sum(1 for v in by_name if not reasons[v])
         done, index, more = 0, 0, True
         while more:
             for name in rounds.order(done):
@@ -505,7 +528,8 @@ class Runner:
                             variant=name,
                             repeat=done + 1,
                             index=index,
-                            total=max(index, runnable * rounds.first_rounds()),
+                            total=max(index, self._most_trials),
+                            upto=rounds.auto,
                             plan=rounds.progress(done, self.clock()),
                         )
                     )
@@ -567,6 +591,7 @@ class Runner:
         self.store.end_run(
             self.run_id, status, reason, environment=self._finish_environment(scope.record)
         )
+        self.ended = status
         self._emit(RunEnded(at=self.clock(), run_id=self.run_id, status=status, reason=reason))
         if cancelled_late and status != "cancelled":
             raise asyncio.CancelledError  # the caller asked to stop: it is told so
@@ -817,18 +842,14 @@ class Runner:
                 [
                     *WATCHED_GUCS,
                     "default_toast_compression",
-                    "effective_wal_level",  # 19+: the level in force, read where present
                     *(n for v in self.variants() for n in v.knobs.settings),
                 ],
             )
-            effective = result.settings.get("effective_wal_level")
-            asked = variant.knobs.wal_level
-            if effective is not None and asked is not None and effective != asked:
-                self._notice(
-                    f"{variant.name}: wal_level is {asked} but the level in force "
-                    f"(effective_wal_level) is {effective}",
-                    "warning",
-                )
+            level = await wal_level(ctx.conn)  # 19+: the level in force, where reported
+            if level.effective is not None:
+                result.settings["effective_wal_level"] = level.effective
+            if (mismatch := level.mismatch(variant.knobs.wal_level)) is not None:
+                self._notice(f"{variant.name}: {mismatch}", "warning")
             booted = await postmaster_start(side)
             await run_watched(
                 workload.trial(ctx),
@@ -915,30 +936,47 @@ class Runner:
         """After a trial lost the server: wait until it answers, then go on with the next.
 
         pgwx's own server, seen down after a PANIC, is not waited for: nobody will start it,
-        so the run ends with the server log's line (ServerCannotStart).
+        so the run ends with the server log's line (ServerCannotStart). Nor is one whose
+        postmaster is gone (killed): it is started again at once, and the run goes on.
         """
         self._lost = False
-        self._hopeless()
-        self._notice(
-            f"waiting up to {SERVER_RETURN_WAIT:g} s for the server to answer again before the "
-            "next trial (Ctrl-C cancels the run)",
-            "warning",
-        )
-        await wait_for_server(
-            self.target,
-            tick=lambda left: self._notice(
-                f"still waiting for the server ({left:.0f} s left; Ctrl-C cancels the run)"
-            ),
-            hopeless=self._hopeless,
-        )
+        try:
+            self._hopeless()
+        except PostmasterGone:
+            assert self.target.bundled is not None
+            await start_again(self.target.bundled, self._notice)
+        else:
+            self._notice(
+                f"waiting up to {SERVER_RETURN_WAIT:g} s for the server to answer again before "
+                "the next trial (Ctrl-C cancels the run)",
+                "warning",
+            )
+        while True:
+            try:
+                await wait_for_server(
+                    self.target,
+                    tick=lambda left: self._notice(
+                        f"still waiting for the server ({left:.0f} s left; Ctrl-C cancels the run)"
+                    ),
+                    hopeless=self._hopeless,
+                )
+                break
+            except PostmasterGone:
+                assert self.target.bundled is not None
+                await start_again(self.target.bundled, self._notice)
         self._notice("the server answers again; going on with the next trial")
 
     def _hopeless(self) -> None:
         """ServerCannotStart when pgwx's own server has stopped after a PANIC: nobody will
-        start it again, so waiting for it would only waste the user's time."""
+        start it again, so waiting for it would only waste the user's time; PostmasterGone
+        when the postmaster of the server this pgwx holds was killed (started again)."""
         server = self.target.bundled
-        if server is None or (server.data_dir / "postmaster.pid").exists():
-            return  # not ours, or still up (crash recovery may bring it back)
+        if server is None:
+            return
+        if (server.data_dir / "postmaster.pid").exists():
+            if server.holder is None and postmaster_gone(server):
+                raise PostmasterGone
+            return  # still up (crash recovery may bring it back)
         panic = server_log_panic(server, self._log_from)
         if panic is not None:
             raise ServerCannotStart(

@@ -29,6 +29,7 @@ from explorer.lab.store.backends import (
     StoreError,
     store_kind,
 )
+from explorer.lab.store.textbound import stored_json
 from explorer.models import Environment, Event, RunRecord, RunStatus, TrialResult
 from explorer.paths import results_files_dir, results_location
 from explorer.text import printable
@@ -251,7 +252,7 @@ class ResultStore:
                 record.started_at.isoformat(),
                 record.profile.name,
                 record.status,
-                record.model_dump_json(exclude={"trials"}),
+                stored_json(record, exclude={"trials"}, keep=("profile",)),
             ),
         )
 
@@ -276,9 +277,7 @@ class ResultStore:
             self._flush_events()
             row = self.sql.one("SELECT count(*) FROM trials WHERE run_id = ?", (run_id,))
             seq = int(row[0]) if row else 0
-            self.sql.run(
-                "INSERT INTO trials VALUES (?, ?, ?)", (run_id, seq, result.model_dump_json())
-            )
+            self.sql.run("INSERT INTO trials VALUES (?, ?, ?)", (run_id, seq, stored_json(result)))
 
     def add_event(self, run_id: str, event: Event, *, commit: bool = False) -> None:
         """Append to the run's event stream.
@@ -288,7 +287,7 @@ class ResultStore:
         """
         seq = self._event_seq.get(run_id, 0)
         self._event_seq[run_id] = seq + 1
-        self._pending.append((run_id, seq, event.model_dump_json()))
+        self._pending.append((run_id, seq, stored_json(event)))
         if commit:
             with self._write():
                 self._flush_events()
@@ -327,7 +326,7 @@ class ResultStore:
         record.finished_at = dt.datetime.now(dt.UTC)
         self.sql.run(
             "UPDATE runs SET status = ?, record = ? WHERE id = ?",
-            (status, record.model_dump_json(exclude={"trials"}), run_id),
+            (status, stored_json(record, exclude={"trials"}, keep=("profile",)), run_id),
         )
 
     def import_run(self, record: RunRecord, events: Iterable[Event]) -> None:
@@ -339,12 +338,12 @@ class ResultStore:
             self._insert_run(record)
             self.sql.many(
                 "INSERT INTO trials VALUES (?, ?, ?)",
-                [(record.id, n, t.model_dump_json()) for n, t in enumerate(record.trials)],
+                [(record.id, n, stored_json(t)) for n, t in enumerate(record.trials)],
             )
             self.sql.many(
                 "INSERT INTO events VALUES (?, ?, ?)",
                 # one event at a time: a long recording's events are not all held at once
-                ((record.id, n, e.model_dump_json()) for n, e in enumerate(events)),
+                ((record.id, n, stored_json(e)) for n, e in enumerate(events)),
             )
         self.write_verdicts(record)
 

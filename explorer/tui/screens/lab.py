@@ -58,7 +58,7 @@ from explorer.tui.widgets.header import ServerHeader
 from explorer.tui.widgets.headline import Headline
 from explorer.tui.widgets.knobs import KnobPanel
 from explorer.tui.widgets.log import LabLog
-from explorer.tui.widgets.results import MechanismLine, ResultsTable
+from explorer.tui.widgets.results_table import MechanismLine, ResultsTable
 from explorer.tui.widgets.summary import SummaryCard
 from explorer.tui.widgets.tabs import PaneTabs
 
@@ -550,9 +550,7 @@ class LabScreen(Screen[None]):
         view, panel = self.view, self.knob_panel
         if view.record is not None:
             name = view.record.profile.name
-            self.query_one(
-                ServerHeader
-            ).run = f"{name} {view.trial_index}/{view.total_trials} {view.status}"
+            self.query_one(ServerHeader).run = f"{name} {view.count} {view.status}"
             live = view.running or self.config.replay is not None
             key = (live, view.variant, view.record.id)
             if key == self._running_key:
