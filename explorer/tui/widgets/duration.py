@@ -443,8 +443,10 @@ class DurationPane(NoFocusStyles, VerticalScroll):
         room = max((len(t) for t, _ in tails.values()), default=0)
         width = max(width - 2 - room, 10)
         for index, name in enumerate(names):
-            # Under the card on a large pane: a blank line before as many as rows spare.
-            text.append("\n" if index < self.bar_gaps else "")
+            # Under the card on a large pane: the spare rows as blank lines between the bars,
+            # spread evenly (more than one each where rows outnumber the bars).
+            share, rest = divmod(self.bar_gaps, len(names))
+            text.append("\n" * (share + (index < rest)))
             text.append(f"\n{name}", style="bold" if name != self.view.variant else "italic")
             row = by_name.get(name)
             if row is not None and row.median is not None and top > 0:
