@@ -290,21 +290,26 @@ class LabScreen(Screen[None]):
         yield PaneTabs(PANES, id="tabs")
         yield Headline(id="headline")
         with Container(id="panes"):
-            yield KnobPanel(
-                list(self.config.profiles), allow_risky=self.config.allow_risky, id="knobs"
-            ).data_bind(LabScreen.caps)
+            # Current and on the left from the start: marked after mounting, its ~90 nodes
+            # were styled again at every start.
+            yield (
+                KnobPanel(
+                    list(self.config.profiles), allow_risky=self.config.allow_risky, id="knobs"
+                )
+                .add_class("-current", "-left", update=False)
+                .data_bind(LabScreen.caps)
+            )
             yield DurationPane(self.view, id="duration")
             yield ActivityPane(self.view, id="activity").data_bind(LabScreen.caps)
             with Vertical(id="results", classes="pane"):
                 yield ResultsTable(id="results-table")
                 yield MechanismLine(id="mechanism")
         yield LabLog(id="log")
-        yield LabFooter()
+        yield LabFooter(wide=self.app.size.width >= WIDE)
         yield self.controller
 
     def on_mount(self) -> None:
         """Start: replay, an injected target, or find/start the server."""
-        self.query_one("#knobs").add_class("-current", "-left")
         self.query_one("#results").border_title = "Results"
         # `3` focuses the chart pane (its keys are i w l), so Tab reaches it too.
         self.query_one(ActivityPane).can_focus = True
