@@ -60,6 +60,7 @@ from explorer.tui.widgets.knobs import KnobPanel
 from explorer.tui.widgets.log import LabLog
 from explorer.tui.widgets.results_table import MechanismLine, ResultsTable
 from explorer.tui.widgets.summary import SummaryCard
+from explorer.tui.widgets.sweepchart import NOT_A_SWEEP, is_sweep
 from explorer.tui.widgets.tabs import PaneTabs
 
 LEVEL_STYLE = {"info": "", "warning": "yellow", "error": "bold red"}
@@ -526,6 +527,8 @@ class LabScreen(Screen[None]):
             return
         if len(record.profile.variants) < 2:
             return
+        if record.profile.sweep is not None:
+            self.note(f"a sweep of {record.profile.sweep.setting}: v draws its curve")
         duration = self.query_one(DurationPane)
         duration.show_summary(record)
         self.sync_headline()
@@ -827,8 +830,15 @@ class LabScreen(Screen[None]):
 
     # ------------------------------------------------------------------ small actions
     def action_chart(self, mode: str) -> None:
-        """Show WAL, pg_stat_io or wait events in the activity chart."""
-        self.query_one(ActivityPane).mode = mode  # type: ignore[assignment]
+        """Show WAL, pg_stat_io or wait events in the activity chart (or a sweep's curve)."""
+        if mode == "sweep" and not is_sweep(self.view):
+            self.note(f"no sweep on screen: {NOT_A_SWEEP}")
+            return
+        activity = self.query_one(ActivityPane)
+        if mode == "sweep" and activity.mode == "sweep" and activity.is_on_screen:
+            activity.sweep.toggle()  # where one chart fits: the other
+            activity.update_caption(force=True)
+        activity.mode = mode  # type: ignore[assignment]
         with restyled_once():
             self.set_tab("activity")
 
