@@ -75,11 +75,12 @@ class SettingsInput(Input):
 
     def action_previous_knob(self) -> None:
         """Focus the knob above (the form's previous stop)."""
-        from explorer.tui.widgets.knobs import KnobPanel  # knobs imports this module
-
-        panel = next((a for a in self.ancestors if isinstance(a, KnobPanel)), None)
-        if panel is not None:
-            panel.step_from(self, -1)
+        # The knob panel holding this row (not imported: knobs imports this module).
+        for ancestor in self.ancestors:
+            step_from = getattr(ancestor, "step_from", None)
+            if callable(step_from):
+                step_from(self, -1)
+                return
 
 
 class OtherSettings(Vertical):
