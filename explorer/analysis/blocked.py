@@ -67,16 +67,16 @@ class BlockedT:
     """The blocked comparison of one variant with the baseline, on log durations."""
 
     estimate: float
-    """d̄, the mean within-round log ratio (variant over baseline)."""
+    """The mean within-round log ratio (variant over baseline), d-bar."""
     se: float
     """Its standard error."""
     df: float
     """Welch–Satterthwaite degrees of freedom."""
     p_value: float
-    """Two-sided p of d̄ = 0."""
+    """Two-sided p of d-bar = 0."""
 
     def interval(self, confidence: float) -> tuple[float, float]:
-        """d̄ ± t·se at `confidence` (two-sided), on the log scale."""
+        """d-bar ± t·se at `confidence` (two-sided), on the log scale."""
         half = t_quantile(1 - confidence, self.df) * self.se
         return self.estimate - half, self.estimate + half
 
