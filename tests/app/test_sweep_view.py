@@ -24,7 +24,7 @@ from tests.support.app import connected, log_text, wait_for
 from tests.support.paths import DURABILITY, ROOT
 
 SWEEP = ROOT / "tests" / "fixtures" / "max-wal-size-sweep.pgwx"
-"""A real run: `pgwx run max-wal-size --scale 0.5 --repeats 8` on the bundled 18, exported."""
+"""A real run: `pgwx run max-wal-size --scale 0.4 --repeats 6` on the bundled 18, exported."""
 
 
 def folded(source: ReplaySource) -> RunView:
