@@ -4,11 +4,12 @@ prefixes (`python scripts/screenshots.py servers`).
 Every image is the app saving itself: the recorded durability run in
 tests/fixtures/durability.json is replayed all at once, stopped mid-run or at its end; the
 quick-demo fixture and the shipped fk-timing-restore recording give the verdicts, the
-presenter layout's large type and a replay after a jump. The servers' card is the one
-picture made from a run this command performs: fk-timing-restore (none, immediate, deferred;
-at most 10 rounds) at a small scale on Debian's PostgreSQL 15 and the bundled 18, through
-the app's `m` (a few minutes; skipped, saying so, where PostgreSQL 15 is not installed) —
-its figures change from run to run.
+presenter layout's large type and a replay after a jump; a real recorded max_wal_size
+sweep gives the sweep's curve (`v`). The servers' card is the one picture made from a run
+this command performs: fk-timing-restore (none, immediate, deferred; at most 10 rounds) at a
+small scale on Debian's PostgreSQL 15 and the bundled 18, through the app's `m` (a few
+minutes; skipped, saying so, where PostgreSQL 15 is not installed) — its figures change from
+run to run.
 The replayed SVGs are made byte-stable (Rich's random ids replaced) so an unchanged screen
 makes an unchanged file. Look at them as PNGs with `rsvg-convert -o /tmp/x.png x.svg`.
 """
@@ -220,6 +221,14 @@ async def shoot_servers(scratch: Path) -> list[Path]:
     return saved
 
 
+SWEEP = ROOT / "tests" / "fixtures" / "max-wal-size-sweep.pgwx"
+"""A real max_wal_size sweep (`pgwx run max-wal-size --scale 0.5 --repeats 8` on the bundled
+18, exported with `pgwx export --redact-host`)."""
+SWEEP_SHOTS = [("sweep-120x36", (120, 36), ("v",)), ("sweep-80x24", (80, 24), ("v",))]
+"""The sweep's curve (`v`): the ratio chart in the grid's narrow chart pane at 120x36, and
+at 80x24 the ratio beside the mechanism (checkpoints, FPI, WAL) in the chart tab."""
+
+
 def stabilise(path: Path) -> None:
     """Replace Rich's random SVG ids, so an unchanged screen makes an unchanged file."""
     path.write_text(re.sub(r"\bterminal-\d+-", "terminal-pgwx-", path.read_text()))
@@ -268,6 +277,12 @@ async def main() -> None:
             if not wanted(name):
                 continue
             path = await shoot_jump(name, size, Path(scratch))
+            stabilise(path)
+            print(f"{path.relative_to(ROOT)}  {size[0]}x{size[1]}")
+        for name, size, keys in SWEEP_SHOTS:
+            if not wanted(name):
+                continue
+            path = await shoot(name, size, None, keys, Path(scratch), SWEEP)
             stabilise(path)
             print(f"{path.relative_to(ROOT)}  {size[0]}x{size[1]}")
 
