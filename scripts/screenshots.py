@@ -37,8 +37,9 @@ from explorer.tui.app import PgwxApp  # noqa: E402
 from explorer.tui.widgets.summary import SummaryCard  # noqa: E402
 
 FIXTURE = ROOT / "tests" / "fixtures" / "durability.json"
-VERDICTS = ROOT / "tests" / "fixtures" / "quick-demo.json"
-"""quick-demo with a warm-up and five measured rounds: enough trials for intervals."""
+VERDICTS = ROOT / "profiles" / "recordings" / "quick-demo.pgwx"
+"""The shipped quick-demo recording (ten rounds on the bundled 18): the table's decided
+`faster` beside its undecided phases (the five-round fixture decided nothing)."""
 OUT = ROOT / "screenshots"
 MID_RUN = 165
 """Events up to the second repeat's COPY of the baseline, 95% done."""
@@ -59,7 +60,7 @@ phase compared), the end-of-matrix summary card at 80x24, the wait events, the h
 results pane at 80x24 with a row selected (its mechanism under the table)."""
 
 VERDICT_SHOTS = [("verdicts-120x36", (120, 36)), ("verdicts-80x24", (80, 24))]
-"""The finished quick-demo run: intervals in the duration pane, verdicts in the table."""
+"""The finished quick-demo recording: its card (faster, and why) in the duration pane."""
 
 FK_TIMING = recordings_dir() / "fk-timing-restore.pgwx"
 """The shipped fk-timing-restore recording (the deferred FK's check at COMMIT)."""
