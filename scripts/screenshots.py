@@ -49,15 +49,14 @@ SHOTS: list[tuple[str, tuple[int, int], int | None, tuple[str, ...]]] = [
     ("main-80x24", (80, 24), MID_RUN, ()),
     ("activity-io-80x24", (80, 24), MID_RUN, ("i",)),
     ("results-120x36", (120, 36), None, ("p",)),
-    ("summary-card-80x24", (80, 24), None, ()),
     ("waits-120x36", (120, 36), None, ("w",)),
     ("help-120x36", (120, 36), None, ("question_mark",)),
     ("mechanism-80x24", (80, 24), None, ("4", "down", "down", "down", "down")),
 ]
 """(file name, terminal size, events to replay (None: all), keys to press): the main
 screen mid-run (wide and 80x24), its pg_stat_io view, the results after the matrix (COPY
-phase compared), the end-of-matrix summary card at 80x24, the wait events, the help, and the
-results pane at 80x24 with a row selected (its mechanism under the table)."""
+phase compared), the wait events, the help, and the results pane at 80x24 with a row
+selected (its mechanism under the table)."""
 
 VERDICT_SHOTS = [("verdicts-120x36", (120, 36)), ("verdicts-80x24", (80, 24))]
 """The finished quick-demo recording: its card (faster, and why) in the duration pane."""
@@ -66,13 +65,15 @@ FK_TIMING = recordings_dir() / "fk-timing-restore.pgwx"
 """The shipped fk-timing-restore recording (the deferred FK's check at COMMIT)."""
 
 PRESENTER_SHOTS: list[tuple[str, tuple[int, int], Path, int | None]] = [
+    ("summary-card-80x24", (80, 24), FK_TIMING, None),
     ("presenter-100x30", (100, 30), FK_TIMING, None),
     ("presenter-mid-run-100x30", (100, 30), FIXTURE, MID_RUN),
     ("summary-card-fk-timing-120x36", (120, 36), FK_TIMING, None),
     ("presenter-160x45", (160, 45), FK_TIMING, None),
 ]
-"""(file name, size, recording, events to replay): the presenter layout a projector's 100x30
-gets by itself — fk-timing-restore's end card under its verdict in large digits, and the
+"""(file name, size, recording, events to replay): fk-timing-restore's end card at 80x24
+(decided verdicts, not the durability fixture's `0.73×?`), the presenter layout a projector's
+100x30 gets by itself — fk-timing-restore's end card under its verdict in large digits, and the
 durability run mid-matrix (bars beside the chart) — fk-timing-restore's end card in the
 usual layout, and at 160x45 with `P` (the 5-row digits, the bars under the card)."""
 
