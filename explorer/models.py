@@ -890,6 +890,9 @@ class RunStarted(_Event):
     profile: Text
     server: ServerInfo
     total_trials: int
+    upto: bool = False
+    """`total_trials` is the most the run may take (repeats = "auto": it may stop sooner);
+    False: the run takes that many (recordings made before it was said are read so)."""
 
 
 class Notice(_Event):
@@ -907,6 +910,9 @@ class TrialStarted(_Event):
     index: int
     """1-based position in the matrix."""
     total: int
+    """Trials the run plans, the same from its start (see `RunStarted.total_trials`)."""
+    upto: bool = False
+    """`total` is the most the run may take (see `RunStarted.upto`)."""
     plan: str | None = None
     """Where the run stands, e.g. "round 7 of ≤ 30 · ~3 min left · 3 comparisons open"."""
 

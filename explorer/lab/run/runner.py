@@ -239,6 +239,8 @@ class Runner:
         self._between_open: set[str] | None = None
         """With several servers: variants whose comparison between servers was open at the
         last look of that table (None before its first look)."""
+        self._most_trials = 0
+        """Trials the run may take at most, said when it starts (see `_open_run`)."""
 
     # ------------------------------------------------------------------ plumbing
     def _turn(self) -> contextlib.AbstractAsyncContextManager[None]:
@@ -438,13 +440,20 @@ class Runner:
         except BaseException:
             await owner.close()
             raise
+        rounds = self.round_plan()
+        # The most trials the run may take, said once and kept: an auto run's count never
+        # grows under the reader (`18 trials`, then `[27/27]`), it may only end sooner.
+        self._most_trials = sum(1 for v in self.variants() if not reasons[v.name]) * (
+            self.profile.warmup + rounds.most_rounds
+        )
         self._emit(
             RunStarted(
                 at=self.clock(),
                 run_id=self.run_id,
                 profile=self.profile.name,
                 server=server,
-                total_trials=len(plan),
+                total_trials=self._most_trials,
+                upto=rounds.auto,
             )
         )
         if foreign:
@@ -505,7 +514,6 @@ class Runner:
         reasons = scope.reasons
         by_name = {v.name: v for v in self.variants()}
         rounds = self.round_plan()
-        runnable = sum(1 for v in by_name if not reasons[v])
         done, index, more = 0, 0, True
         while more:
             for name in rounds.order(done):
@@ -520,7 +528,8 @@ class Runner:
                             variant=name,
                             repeat=done + 1,
                             index=index,
-                            total=max(index, runnable * rounds.first_rounds()),
+                            total=max(index, self._most_trials),
+                            upto=rounds.auto,
                             plan=rounds.progress(done, self.clock()),
                         )
                     )
