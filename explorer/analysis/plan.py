@@ -187,9 +187,9 @@ def plan_sentence(
         low, high = EXAMPLE_NOISE
         beyond = _ratios(*callable_ratios(high, last, level, v, thr))
         return (
-            f"{head}; this machine's noise is not known yet (`pgwx selftest` measures it, else "
-            f"the first look after {first} rounds): at {_pct(low)} noise {calls(low)}, at "
-            f"{_pct(high)} {last} rounds beyond {beyond}{floor}."
+            f"{head}; this machine's noise is not known yet (`pgwx selftest` measures it; until "
+            f"then the intervals after round {first} show it): at {_pct(low)} noise "
+            f"{calls(low)}, at {_pct(high)} {last} rounds beyond {beyond}{floor}."
         )
     same = rounds_for_same(noise, level, v, thr)
     band = f"'same within ±{thr * 100:g} %'"
