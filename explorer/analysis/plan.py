@@ -27,7 +27,6 @@ from __future__ import annotations
 import math
 
 from explorer.analysis.blocked import MIN_PAIRS, t_quantile
-from explorer.analysis.futility import rounds_needed
 from explorer.analysis.sequential import ALPHA, look_alpha, planned_looks, smallest_p, useful_looks
 from explorer.analysis.verdict import DEFAULT_MIN_N
 from explorer.models import Profile
@@ -37,6 +36,9 @@ MAX_PLANNED = 1000
 
 MIN_DECIDING = max(DEFAULT_MIN_N, MIN_PAIRS)
 """Fewer trials a side than this: every comparison is `too few runs`, whatever the trials."""
+
+MAX_ROUNDS_SAID = 100_000
+"""Most rounds `rounds_for` says (an effect that needs more is, in practice, not findable)."""
 
 EXAMPLE_NOISE = (0.10, 0.25)
 """Noise figures the plan shows what the rounds could call at when this machine's is unknown."""
@@ -119,10 +121,24 @@ def rounds_for_same(
 
 
 def rounds_for(effect: float, noise: float, comparisons: int, looks: int) -> int:
-    """Rounds for a true ratio `effect` (0.95 = 5 % faster) to be found at `noise` per round
-    (the spread of one round's log ratio), at the first Holm level of a look."""
+    """Rounds for a true ratio `effect` (0.95 = 5 % faster) to be found in about half of all
+    runs at `noise` per round (the spread of one round's log ratio), at the first Holm level of
+    a look: the paired t's interval (n − 1 degrees of freedom, the fewest a comparison of
+    complete rounds gets) as wide as the effect; never fewer than `MIN_DECIDING`."""
     level = look_alpha(looks) / max(comparisons, 1)
-    return rounds_needed(noise, abs(math.log(effect)), level)
+    target, trial = abs(math.log(effect)), noise / math.sqrt(2)
+    if target <= 0:
+        return MAX_ROUNDS_SAID
+    lo, hi = MIN_DECIDING, MAX_ROUNDS_SAID
+    if half_width(trial, hi, level, 2) > target:
+        return hi
+    while lo < hi:  # the half-width falls with the rounds
+        mid = (lo + hi) // 2
+        if half_width(trial, mid, level, 2) <= target:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
 
 
 def _ratios(faster: float, slower: float) -> str:

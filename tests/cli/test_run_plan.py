@@ -19,6 +19,7 @@ from explorer.analysis.plan import (
     least_comparisons,
     plan_sentence,
     refusal,
+    rounds_for,
     rounds_for_same,
     smallest_deciding,
 )
@@ -131,3 +132,18 @@ def test_the_stated_ratio_is_what_the_real_judge_finds(
     assert found(slower * 1.02) >= 0.4
     assert found(math.exp(math.log(faster) / 4)) <= 0.05
     assert found(math.exp(math.log(slower) / 4)) <= 0.05
+
+
+def test_the_rounds_an_effect_needs_are_what_the_real_judge_needs() -> None:
+    """`rounds_for` (the self-test's "a 15 % effect needs about N rounds"): at N rounds the
+    effect is found in about half the simulated runs, at a third of N far less often."""
+    need = rounds_for(0.85, 0.20 * math.sqrt(2), 3, 1)
+
+    def found(rounds: int, runs: int = 200) -> float:
+        s = Scenario(variants=4, noise=0.20, effect=0.85, repeats=rounds)
+        rng = random.Random(35)
+        return sum(simulate(s, rng).found for _ in range(runs)) / runs
+
+    assert 15 <= need <= 30
+    assert found(need) >= 0.4
+    assert found(need // 3) <= 0.25
