@@ -83,6 +83,16 @@ def main() -> None:
         help="runs per 7×3 cell of the paired-vs-unpaired section (3×3: 2×, 1×1: 4×)",
     )
     parser.add_argument("--skip-paired", action="store_true", help="only the first table")
+    parser.add_argument(
+        "--analyses",
+        default=",".join(str(i) for i in range(len(ANALYSES))),
+        help="paired section: which analyses, by index (0 = pgwx's default; e.g. 0,2)",
+    )
+    parser.add_argument(
+        "--parts",
+        default="main,noisy,versus",
+        help="paired section: which tables (main, noisy, versus; the goals need main and versus)",
+    )
     parser.add_argument("--skip-first", action="store_true", help="only the paired section")
     args = parser.parse_args()
     if args.drift_only:
@@ -92,7 +102,7 @@ def main() -> None:
         servers_section(10 if args.smoke else args.servers_runs, args.seed)
         return
     if args.skip_first:
-        paired_section(args.smoke, args.paired_runs, args.seed)
+        paired_section(args.smoke, args.paired_runs, args.seed, args.analyses, args.parts)
         return
     small, big = (20, 3) if args.smoke else (args.runs, args.big_runs)
     began = time.perf_counter()
@@ -136,7 +146,7 @@ def main() -> None:
     servers_section(10 if args.smoke else args.servers_runs, args.seed)
 
     if not args.skip_paired:
-        paired_section(args.smoke, args.paired_runs, args.seed)
+        paired_section(args.smoke, args.paired_runs, args.seed, args.analyses, args.parts)
 
 
 def servers_section(runs: int, seed: int) -> None:
@@ -182,8 +192,14 @@ def drift_section(runs: int, seed: int) -> None:
 PAIRED_TABLES = ((2, 1, "1×1", 4), (4, 3, "3×3", 2), (8, 3, "7×3", 1))
 """(variants, phases, name, runs multiplier): 3×3 is 3 candidates × 3 phases."""
 
-ANALYSES = (("paired + futility", True, True), ("paired", True, False), ("unpaired", False, False))
-"""(name, within-round pairs, futility): the first is pgwx's default, the last the former."""
+ANALYSES = (
+    ("blocked t + futility", True, True, True),
+    ("blocked t", True, False, True),
+    ("signed rank + futility", True, True, False),
+    ("unpaired", False, False, True),
+)
+"""(name, within-round pairs, futility, blocked t): the first is pgwx's default (rules 2), the
+third rules 1's, the last the analysis before issue 35."""
 
 CONDITIONS: tuple[tuple[str, float, float, bool], ...] = (
     ("10 %", 0.10, 0.0, False),
@@ -194,10 +210,19 @@ CONDITIONS += (("10 % skewed", 0.10, 0.0, True), ("20 %", 0.20, 0.0, False))
 """(name, trial noise, per-round factor sd, skewed)."""
 
 
-def paired_section(smoke: bool, runs: int, seed: int) -> None:
-    """The comparison table, the auto-vs-fixed table and every goal figure with its interval."""
+def paired_section(
+    smoke: bool,
+    runs: int,
+    seed: int,
+    which: str = "0,1,2,3",
+    parts: str = "main,noisy,versus",
+) -> None:
+    """The comparison table, the auto-vs-fixed table and every goal figure with its interval
+    (`which`: the analyses by index; `parts`: the tables)."""
     began = time.perf_counter()
     base_runs = 2 if smoke else runs
+    chosen = [ANALYSES[int(i)] for i in which.split(",")]
+    main_rows = chosen if "main" in parts else []
     print("\n## Paired against unpaired, with and without futility (issue 35)\n")
     print(
         "| analysis | table | noise | A/A any false | A/A median rounds | 0.85× found ≤ 15 "
@@ -206,8 +231,8 @@ def paired_section(smoke: bool, runs: int, seed: int) -> None:
     print("|---|---|---|---|---|---|---|")
     worst: tuple[float, str, str] = (-1.0, "", "")
     goals: dict[str, Cell] = {}
-    for label, pairs, stop in ANALYSES:
-        with analysis(pairs, stop):
+    for label, pairs, stop, blocks in main_rows:
+        with analysis(pairs, stop, blocks):
             for variants, phases, name, mult in PAIRED_TABLES:
                 n = base_runs * mult
                 for cond, noise, factor, skew in CONDITIONS:
@@ -223,15 +248,37 @@ def paired_section(smoke: bool, runs: int, seed: int) -> None:
                     )
                     if aa.false / n > worst[0]:
                         worst = (aa.false / n, f"{label}, {name}, {cond}", share_text(aa.false, n))
-                    if label == ANALYSES[0][0]:
+                    if label == ANALYSES[0][0]:  # pgwx's default
                         goals[f"aa {name} {cond}"] = aa
                         goals[f"fx {name} {cond}"] = fx
+    print(
+        "\n## One candidate three times as noisy as the rest, no difference anywhere "
+        "(a pooled variance would call it different)\n"
+    )
+    print("| analysis | table | A/A any false | A/A median rounds |")
+    print("|---|---|---|---|")
+    for label, pairs, stop, blocks in chosen if "noisy" in parts else []:
+        with analysis(pairs, stop, blocks):
+            for variants, phases, name, mult in PAIRED_TABLES:
+                n = base_runs * mult
+                s = Scenario(variants=variants, phases=phases, noise=0.10)
+                aa = measure(s, n, seed + 3, noisy_last=3.0)
+                print(
+                    f"| {label} | {name} | {share_text(aa.false, n)} | {aa.median_rounds:g} |",
+                    flush=True,
+                )
+                if aa.false / n > worst[0]:
+                    worst = (
+                        aa.false / n,
+                        f"{label}, {name}, one 3× noisier",
+                        share_text(aa.false, n),
+                    )
     print("\n## Auto repeats against a fixed design of 30 rounds, on the same trials\n")
     print("| table | noise | true | auto found | fixed 30 found | auto mean rounds |")
     print("|---|---|---|---|---|---|")
     versus: list[tuple[str, Cell]] = []
     with analysis(True, True):
-        for variants, phases, name, mult in PAIRED_TABLES:
+        for variants, phases, name, mult in PAIRED_TABLES if "versus" in parts else []:
             n = base_runs * mult
             for cond, noise, factor, skew in CONDITIONS[:3]:
                 for effect in (0.85, 0.90):
@@ -245,9 +292,9 @@ def paired_section(smoke: bool, runs: int, seed: int) -> None:
                         f"{share_text(c.fixed_found, n)} | {c.mean_rounds:.1f} |",
                         flush=True,
                     )
-    print("\n## Goals (pgwx's default: paired + futility)\n")
+    print("\n## Goals (pgwx's default: blocked t + futility)\n")
     print(f"- whole-run false-finding rate ≤ 5 % everywhere: worst {worst[2]} ({worst[1]})")
-    for cond in ("10 %", "10 % + round 5 %", "10 % + round 15 %"):
+    for cond in ("10 %", "10 % + round 5 %", "10 % + round 15 %") if goals else ():
         c = goals[f"fx 7×3 {cond}"]
         goal = 80 if cond == "10 %" else 90
         print(
@@ -255,7 +302,7 @@ def paired_section(smoke: bool, runs: int, seed: int) -> None:
             f"{share_text(c.found_by_15, c.runs)} ("
             + ("not a goal: what pairing is for)" if "15" in cond else f"goal ≥ {goal} %)")
         )
-    for _, _, name, _ in PAIRED_TABLES:
+    for _, _, name, _ in PAIRED_TABLES if goals else ():
         c = goals[f"aa {name} 10 %"]
         lo, hi = median_interval(c.rounds)
         print(

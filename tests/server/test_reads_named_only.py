@@ -175,11 +175,16 @@ async def test_a_statement_is_bounded_client_side_and_notes_are_bounded(
 async def test_a_prepare_step_cannot_fill_the_disk(
     any_pg: Target, run_profile: RunProfile, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Issue 34, point 4: the prepared data has a ceiling (4 GiB; 100 kB here), one sentence."""
-    from explorer.lab.workloads import sql_prepare
+    """Issue 34, point 4: the prepared data has a bound (64 MiB at least; 100 kB here), one
+    sentence naming it and --allow-large."""
+    from explorer.lab.workloads import data_bounds as bounds
 
-    monkeypatch.setattr(sql_prepare, "PREPARED_MAX", 100_000)
+    monkeypatch.setattr(bounds, "PREPARED_FLOOR", 100_000)
     profile = reading({"sql": "SELECT repeat('x', 1000), 'y' FROM generate_series(1, 1000)"})
     record, _ = await run_profile(any_pg, profile, check_clean=False)
     assert record.status == "failed"
-    assert "the prepare step made more than 100,000 bytes of data" in (record.reason or "")
+    assert (
+        "the prepare step's data (after 99 rows) is more than 97.7 KiB, over this run's "
+        "bound of 97.7 KiB" in (record.reason or "")
+    ), record.reason
+    assert "--allow-large" in (record.reason or "")

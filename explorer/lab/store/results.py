@@ -16,7 +16,7 @@ import sqlite3
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, ClassVar, NamedTuple
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
 from pydantic import TypeAdapter, ValidationError
 
@@ -29,9 +29,13 @@ from explorer.lab.store.backends import (
     StoreError,
     store_kind,
 )
+from explorer.lab.store.textbound import stored_json
 from explorer.models import Environment, Event, RunRecord, RunStatus, TrialResult
 from explorer.paths import results_files_dir, results_location
 from explorer.text import printable
+
+if TYPE_CHECKING:
+    from explorer.analysis.judge import Judgement
 
 __all__ = ["BUSY_TIMEOUT", "DamagedRun", "ResultStore", "StoreError", "new_run_id"]
 
@@ -251,7 +255,7 @@ class ResultStore:
                 record.started_at.isoformat(),
                 record.profile.name,
                 record.status,
-                record.model_dump_json(exclude={"trials"}),
+                stored_json(record, exclude={"trials"}, keep=("profile",)),
             ),
         )
 
@@ -276,9 +280,7 @@ class ResultStore:
             self._flush_events()
             row = self.sql.one("SELECT count(*) FROM trials WHERE run_id = ?", (run_id,))
             seq = int(row[0]) if row else 0
-            self.sql.run(
-                "INSERT INTO trials VALUES (?, ?, ?)", (run_id, seq, result.model_dump_json())
-            )
+            self.sql.run("INSERT INTO trials VALUES (?, ?, ?)", (run_id, seq, stored_json(result)))
 
     def add_event(self, run_id: str, event: Event, *, commit: bool = False) -> None:
         """Append to the run's event stream.
@@ -288,7 +290,7 @@ class ResultStore:
         """
         seq = self._event_seq.get(run_id, 0)
         self._event_seq[run_id] = seq + 1
-        self._pending.append((run_id, seq, event.model_dump_json()))
+        self._pending.append((run_id, seq, stored_json(event)))
         if commit:
             with self._write():
                 self._flush_events()
@@ -300,17 +302,24 @@ class ResultStore:
         reason: str | None = None,
         *,
         environment: Environment | None = None,
-    ) -> None:
-        """Mark the run finished, failed or cancelled (with the events still held).
+    ) -> Judgement:
+        """Mark the run finished, failed or cancelled (with the events still held), and keep
+        its verdicts: the run is judged here, once, and the judgement returned for the front
+        end to show (`explorer.lab.run.closing.close_run`).
 
         Args:
             environment: The run's environment as measured at its end (machine load), kept
                 instead of the one stored at the start.
         """
+        from explorer.analysis.judge import judge
+
         with self._write():
             self._flush_events()
             self._set_status(run_id, status, reason, environment)
-        self.write_verdicts(self.load(run_id))
+        record = self.load(run_id)
+        judged = judge(record)
+        self.write_verdicts(record, judged)
+        return judged
 
     def _set_status(
         self,
@@ -327,7 +336,7 @@ class ResultStore:
         record.finished_at = dt.datetime.now(dt.UTC)
         self.sql.run(
             "UPDATE runs SET status = ?, record = ? WHERE id = ?",
-            (status, record.model_dump_json(exclude={"trials"}), run_id),
+            (status, stored_json(record, exclude={"trials"}, keep=("profile",)), run_id),
         )
 
     def import_run(self, record: RunRecord, events: Iterable[Event]) -> None:
@@ -339,22 +348,23 @@ class ResultStore:
             self._insert_run(record)
             self.sql.many(
                 "INSERT INTO trials VALUES (?, ?, ?)",
-                [(record.id, n, t.model_dump_json()) for n, t in enumerate(record.trials)],
+                [(record.id, n, stored_json(t)) for n, t in enumerate(record.trials)],
             )
             self.sql.many(
                 "INSERT INTO events VALUES (?, ?, ?)",
                 # one event at a time: a long recording's events are not all held at once
-                ((record.id, n, e.model_dump_json()) for n, e in enumerate(events)),
+                ((record.id, n, stored_json(e)) for n, e in enumerate(events)),
             )
         self.write_verdicts(record)
 
-    def write_verdicts(self, record: RunRecord) -> int:
-        """Judge the run (with its trials) and keep its verdict rows, in one transaction
-        (`explorer.lab.store.verdicts`); returns how many rows were written."""
+    def write_verdicts(self, record: RunRecord, judged: Judgement | None = None) -> int:
+        """Judge the run (with its trials; `judged` when the caller has) and keep its verdict
+        rows, in one transaction (`explorer.lab.store.verdicts`); returns how many rows
+        were written."""
         from explorer.lab.store import verdicts
 
         with self._write():
-            return verdicts.write(self.sql, record)
+            return verdicts.write(self.sql, record, judged)
 
     def mark_interrupted(self) -> list[str]:
         """Runs left "running" by a pgwx that is gone: mark them incomplete, return their ids.

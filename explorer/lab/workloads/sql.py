@@ -24,6 +24,7 @@ from typing import Any
 import asyncpg
 
 from explorer.analysis.mechanism import fold_late
+from explorer.analysis.units import human_bytes
 from explorer.files import input_problem
 from explorer.lab.scope import create_table_sql, fk_clause, schema, table_name, toast_sql, work_app
 from explorer.lab.workloads.base import Params, TrialContext, Workload, WorkloadError
@@ -60,9 +61,6 @@ PREPARED = "prepared.copy"
 """The prepared data in the run's workdir (COPY text format)."""
 ROWS = re.compile(r"^(?:INSERT \d+|UPDATE|DELETE|SELECT|COPY|MERGE|MOVE|FETCH) (\d+)$")
 
-
-PREPARE_FILE_MAX = 4 * 1024**3
-"""Bytes of a prepare file at most (4 GiB): a profile cannot make pgwx stream a disk."""
 
 COUNTED_STATEMENTS = 50
 """Most statements of one phase run one by one so that each one's rows count."""
@@ -241,6 +239,11 @@ class SqlWorkload(Workload):
         """
         schemas = await other_schemas(db)
         for loc, statement in self.statements(names, prepare=False):
+            if loc == ("params", "verify"):
+                # Read from inside a subquery (`_verify`), where the server takes no
+                # data-modifying WITH and no SELECT INTO: it cannot write. Not planned here
+                # either: EXPLAIN VERBOSE would send back a 50 MB constant it folded.
+                continue
             what = forbidden(statement)
             if what:
                 raise WorkloadError(not_allowed(field_name(loc), what))
@@ -325,9 +328,18 @@ class SqlWorkload(Workload):
             return
         if prep.file is not None:
             self._data = Path(prep.file)
-            problem = input_problem(self._data, PREPARE_FILE_MAX)
+            problem = input_problem(self._data)
             if problem is not None:
                 raise WorkloadError(f"the prepare file {prep.file} {problem}")
+            size = self._data.stat().st_size
+            if size > self.bounds.prepared_bytes:
+                raise WorkloadError(
+                    self.bounds.too_much(
+                        f"the prepare file {prep.file}",
+                        human_bytes(size),
+                        human_bytes(self.bounds.prepared_bytes),
+                    )
+                )
             return
         query = self.prepare_query()
         assert query is not None
@@ -337,7 +349,7 @@ class SqlWorkload(Workload):
         conn = await target.connect("prepare")
         try:
             await conn.execute(f"SET search_path = {schema()}")
-            self._rows = await write_rows(conn, query, path)
+            self._rows = await write_rows(conn, query, path, self.bounds)
         except asyncpg.PostgresError as exc:
             raise WorkloadError(f"prepare failed: {one_line(exc)}") from None
         finally:
@@ -363,14 +375,9 @@ class SqlWorkload(Workload):
                 async with ctx.phase(name):
                     await self._run(db, name, sql, one=True)
         if self.params.verify.strip():
-            row = await self._fetchrow(db, substitute(self.params.verify, names))
-            if row is not None and ctx.phases:
-                ctx.phases[-1].detail["verify"] = bounded_note(
-                    ", ".join(
-                        f"{k}={v.decode(errors='replace') if isinstance(v, bytes) else v}"
-                        for k, v in row.items()
-                    )
-                )
+            note = await self._verify(db, substitute(self.params.verify, names))
+            if note is not None and ctx.phases:
+                ctx.phases[-1].detail["verify"] = note
         await _drop_tables(db, drop)
 
     async def _phase(self, ctx: TrialContext, phase: PhaseSpec, names: dict[str, str]) -> None:
@@ -479,13 +486,38 @@ class SqlWorkload(Workload):
         except TimeoutError:
             raise WorkloadError(self._too_long(_step_label(step))) from None
 
-    async def _fetchrow(self, db: asyncpg.Connection, sql: str) -> Any:
+    async def _verify(self, db: asyncpg.Connection, sql: str) -> str | None:
+        """The verify query's first row as 'name=value, …', cut on the server.
+
+        Each value comes back at most `bounds.note_chars` characters long with its full
+        length beside it: a verify returning 50 MB sends a few kB, not 50 MB then cut here.
+        The query stays one statement (a prepared statement takes only one), run as the
+        fenced role like every other statement of the profile.
+        """
+        query = sql.strip().rstrip(";")
+        wrapped = (
+            "SELECT key, left(value, $1::int) AS value, length(value) AS length "
+            f"FROM json_each_text((SELECT row_to_json(v) FROM ({query}\n) v LIMIT 1))"
+        )
         try:
-            return await asyncio.wait_for(db.fetchrow(sql), self.params.statement_seconds)
+            rows = await asyncio.wait_for(
+                db.fetch(wrapped, self.bounds.note_chars), self.params.statement_seconds
+            )
+        except asyncpg.PostgresSyntaxError as exc:
+            raise WorkloadError(
+                f"verify: {one_line(exc)} (the verify query must be one query pgwx can "
+                "select from: SELECT, VALUES, TABLE or WITH … SELECT)"
+            ) from None
         except asyncpg.PostgresError as exc:
             raise WorkloadError(f"verify: {one_line(exc)}") from None
         except TimeoutError:
             raise WorkloadError(self._too_long("verify")) from None
+        if not rows:
+            return None
+        return bounded_note(
+            [(str(r["key"]), r["value"], int(r["length"] or 0)) for r in rows],
+            self.bounds.note_chars,
+        )
 
     def _too_long(self, where: str) -> str:
         return (
@@ -495,15 +527,16 @@ class SqlWorkload(Workload):
         )
 
 
-NOTE_MAX = 2_000
-"""Characters of the verify row kept in the notes (and so in the store and every report)."""
-
-
-def bounded_note(text: str) -> str:
-    """`text` cut to NOTE_MAX characters, saying how long it was."""
-    if len(text) <= NOTE_MAX:
+def bounded_note(cells: list[tuple[str, str | None, int]], limit: int) -> str:
+    """'name=value, …' of (name, value as cut by the server, full length) cut to `limit`
+    characters, saying how long it was (a NULL reads None, as before)."""
+    parts = [f"{name}={'None' if value is None else value}" for name, value, _ in cells]
+    text = ", ".join(parts)
+    full = sum(len(name) + 1 + (4 if value is None else length) for name, value, length in cells)
+    full += 2 * (len(cells) - 1)
+    if full <= limit and len(text) <= limit:
         return text
-    return f"{text[:NOTE_MAX]}… (cut: {len(text):,} characters; notes keep {NOTE_MAX:,})"
+    return f"{text[:limit]}… (cut: {full:,} characters; notes keep {limit:,})"
 
 
 DROP_LOCK_WAIT = "10s"

@@ -18,6 +18,7 @@ from typing import Any
 import asyncpg
 
 from explorer.lab.workloads.base import WorkloadError
+from explorer.lab.workloads.data_bounds import DataBounds
 
 FETCH_ROWS = 1000
 """Rows the cursor fetches at a time."""
@@ -79,12 +80,13 @@ async def _text_codecs(conn: asyncpg.Connection, stmt: Any) -> None:
         await conn.set_type_codec(name, schema=schema, encoder=str, decoder=_raw, format="text")
 
 
-PREPARED_MAX = 4 * 1024**3
-"""Bytes of prepared data at most (4 GiB): a prepare query cannot fill the disk."""
-
-
-async def write_rows(conn: asyncpg.Connection, query: str, path: Path) -> int:
+async def write_rows(
+    conn: asyncpg.Connection, query: str, path: Path, bounds: DataBounds | None = None
+) -> int:
     """Run `query` as one read-only statement and write its rows to `path` as COPY text.
+
+    Args:
+        bounds: The run's bounds; the data stops at `bounds.prepared_bytes` with one sentence.
 
     Returns:
         The number of rows written.
@@ -92,8 +94,9 @@ async def write_rows(conn: asyncpg.Connection, query: str, path: Path) -> int:
     Raises:
         asyncpg.PostgresError: the server refused the query (more than one statement, a
             write, a missing privilege …).
-        WorkloadError: a column of a type pgwx cannot write.
+        WorkloadError: a column of a type pgwx cannot write, or more data than the bound.
     """
+    bounds = bounds or DataBounds()
     rows = written = 0
     async with conn.transaction(readonly=True):
         stmt = await conn.prepare(query)
@@ -103,12 +106,8 @@ async def write_rows(conn: asyncpg.Connection, query: str, path: Path) -> int:
             async for row in stmt.cursor(prefetch=FETCH_ROWS):
                 line = copy_line(row)
                 written += len(line)
-                if written > PREPARED_MAX:
-                    raise WorkloadError(
-                        f"the prepare step made more than {PREPARED_MAX:,} bytes of data "
-                        f"(after {rows:,} rows); pgwx stops there rather than fill the disk: "
-                        "make fewer rows (a smaller size or --scale)"
-                    )
+                if written > bounds.prepared_bytes:
+                    raise WorkloadError(bounds.prepared_over(bounds.prepared_bytes, rows))
                 out.write(line)
                 rows += 1
     return rows

@@ -244,6 +244,13 @@ class SqlParams(Params):
             raise ValueError(f"the name {sorted(clash)[0]!r} is both a size and another name")
         return self
 
+    def estimate(self) -> tuple[int, int]:
+        """(rows, bytes) one trial writes, roughly: the named sizes, the source's row limit
+        and the pgbench transactions, at ROW_BYTES each (what --scale grows; it sets the
+        bounds of the prepared data and the notes, `explorer.lab.workloads.data_bounds`)."""
+        rows = sum(n for _, n in self.sizes_shown())
+        return rows, rows * self.ROW_BYTES
+
     def sizes_shown(self) -> list[tuple[str, int]]:
         """The named sizes, then the source's row limit and pgbench transactions: what
         --scale grows (SCALED is empty here, so the base class would show nothing)."""

@@ -58,8 +58,9 @@ from explorer.tui.widgets.header import ServerHeader
 from explorer.tui.widgets.headline import Headline
 from explorer.tui.widgets.knobs import KnobPanel
 from explorer.tui.widgets.log import LabLog
-from explorer.tui.widgets.results import MechanismLine, ResultsTable
+from explorer.tui.widgets.results_table import MechanismLine, ResultsTable
 from explorer.tui.widgets.summary import SummaryCard
+from explorer.tui.widgets.sweepchart import NOT_A_SWEEP, is_sweep
 from explorer.tui.widgets.tabs import PaneTabs
 
 LEVEL_STYLE = {"info": "", "warning": "yellow", "error": "bold red"}
@@ -504,8 +505,10 @@ class LabScreen(Screen[None]):
             self.query_one(ResultsTable).show(self.view.summary)
         elif isinstance(event, TrialEnded):
             self.query_one(ResultsTable).show(self.view.summary)
+            self.query_one(ActivityPane).sweep.redraw_now()  # a new point (when shown)
         elif isinstance(event, RunEnded):
             self.query_one(ActivityPane).chart.redraw_now()
+            self.query_one(ActivityPane).sweep.redraw_now()
             self._matrix_ended()
         duration.update_bars()
         if isinstance(event, RunStarted | TrialStarted | TrialEnded | RunEnded):
@@ -526,6 +529,8 @@ class LabScreen(Screen[None]):
             return
         if len(record.profile.variants) < 2:
             return
+        if record.profile.sweep is not None:
+            self.note(f"a sweep of {record.profile.sweep.setting}: v draws its curve")
         duration = self.query_one(DurationPane)
         duration.show_summary(record)
         self.sync_headline()
@@ -566,9 +571,7 @@ class LabScreen(Screen[None]):
         view, panel = self.view, self.knob_panel
         if view.record is not None:
             name = view.record.profile.name
-            self.query_one(
-                ServerHeader
-            ).run = f"{name} {view.trial_index}/{view.total_trials} {view.status}"
+            self.query_one(ServerHeader).run = f"{name} {view.count} {view.status}"
             live = view.running or self.config.replay is not None
             key = (live, view.variant, view.record.id)
             if key == self._running_key:
@@ -829,8 +832,15 @@ class LabScreen(Screen[None]):
 
     # ------------------------------------------------------------------ small actions
     def action_chart(self, mode: str) -> None:
-        """Show WAL, pg_stat_io or wait events in the activity chart."""
-        self.query_one(ActivityPane).mode = mode  # type: ignore[assignment]
+        """Show WAL, pg_stat_io or wait events in the activity chart (or a sweep's curve)."""
+        if mode == "sweep" and not is_sweep(self.view):
+            self.note(f"no sweep on screen: {NOT_A_SWEEP}")
+            return
+        activity = self.query_one(ActivityPane)
+        if mode == "sweep" and activity.mode == "sweep" and activity.is_on_screen:
+            activity.sweep.toggle()  # where one chart fits: the other
+            activity.update_caption(force=True)
+        activity.mode = mode  # type: ignore[assignment]
         with restyled_once():
             self.set_tab("activity")
 
