@@ -224,7 +224,7 @@ async def shoot_servers(scratch: Path) -> list[Path]:
 
 
 SWEEP = ROOT / "tests" / "fixtures" / "max-wal-size-sweep.pgwx"
-"""A real max_wal_size sweep (`pgwx run max-wal-size --scale 0.5 --repeats 8` on the bundled
+"""A real max_wal_size sweep (`pgwx run max-wal-size --scale 0.4 --repeats 6` on the bundled
 18, exported with `pgwx export --redact-host`)."""
 SWEEP_SHOTS = [("sweep-120x36", (120, 36), ("v",)), ("sweep-80x24", (80, 24), ("v",))]
 """The sweep's curve (`v`): the ratio chart in the grid's narrow chart pane at 120x36, and
