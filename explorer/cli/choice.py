@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -36,6 +37,8 @@ def several_servers(args: argparse.Namespace) -> list[tuple[str | None, int | No
         args.pg = pgs[-1] if pgs else None
     if len(dsns) <= 1 and len(pgs) <= 1:
         return [(args.dsn if "dsn" in args else None, args.pg if "pg" in args else None)]
+    if getattr(args, "command", None) == "restore":
+        raise UsageError(restore_each(dsns, pgs))
     if getattr(args, "command", None) not in ("run", None):
         raise UsageError(SEVERAL_SERVERS)
     if dsns and (pgs or getattr(args, "pg_bin", None)):
@@ -56,6 +59,16 @@ def several_servers(args: argparse.Namespace) -> list[tuple[str | None, int | No
         option = "--dsn" if dsns else f"--pg {repeated}"
         raise UsageError(f"{option} is given twice; name each server once.")
     return [(d, None) for d in dsns] if dsns else [(None, n) for n in pgs]
+
+
+def restore_each(dsns: list[str], pgs: list[int]) -> str:
+    """`pgwx restore` on several servers: the one command for each, to run one after another
+    (a DSN shown masked: its password is the user's to add back)."""
+    from explorer.server.conninfo import mask_secrets
+
+    named = [f"--dsn {shlex.quote(mask_secrets(d))}" for d in dsns] + [f"--pg {n}" for n in pgs]
+    commands = [f"`pgwx {option} restore`" for option in named]
+    return "`pgwx restore` puts back one server at a time; run " + ", then ".join(commands) + "."
 
 
 def owned_bindir(args: argparse.Namespace) -> Path | None:

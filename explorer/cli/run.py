@@ -199,6 +199,15 @@ def interrupted_ending(
 ) -> int:
     """The last line and exit status of a run a signal or Ctrl-C ended (or cut short)."""
     ids = ", ".join(r.run_id for r in bench.runners)
+    if cancelled and bench.runners and all(r.ended == "finished" for r in bench.runners):
+        # It came while the finished run's settings were put back: nothing was cancelled.
+        what = signals.name if signals.received else "Ctrl-C"
+        first = bench.runners[0].run_id
+        say._print(
+            f"{what} came after run {ids} had finished; it is stored "
+            f"(`{hint(f'report {first}')}`); {settings}"
+        )
+        return signals.exit_status if signals.received else CANCELLED
     if not signals.received:
         if not bench.runners:
             say._print(f"cancelled before the run started; {settings}")

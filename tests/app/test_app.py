@@ -15,7 +15,7 @@ from explorer.tui.app import PgwxApp
 from explorer.tui.controller import RunController
 from explorer.tui.screens.lab import LabScreen
 from explorer.tui.widgets.activity import ActivityPane
-from explorer.tui.widgets.results import ResultsTable
+from explorer.tui.widgets.results_table import ResultsTable
 from tests.support.app import connected, log_text, wait_for
 from tests.support.paths import DURABILITY, ROOT
 from tests.support.server import server_state

@@ -21,7 +21,7 @@ from explorer.models import Knobs, Variant
 from explorer.server.connect import Target
 from explorer.tui.app import PgwxApp
 from explorer.tui.widgets.header import ServerHeader
-from explorer.tui.widgets.results import MechanismLine, ResultsTable
+from explorer.tui.widgets.results_table import MechanismLine, ResultsTable
 from explorer.tui.widgets.summary import SummaryCard, render_servers_card
 from tests.support.app import log_text, wait_for
 from tests.support.runs import small_profile

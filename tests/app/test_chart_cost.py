@@ -34,7 +34,7 @@ from explorer.tui.widgets.activity import ActivityPane, Mode
 from explorer.tui.widgets.chart import ChartSpec, LineSpec, TimeChart, thin
 from explorer.tui.widgets.duration import DurationPane
 from explorer.tui.widgets.header import ServerHeader
-from explorer.tui.widgets.results import WARM_AFTER, ResultsTable
+from explorer.tui.widgets.results_table import WARM_AFTER, ResultsTable
 from tests.support.app import FIXTURE, replay_app, settle, wait_for
 from tests.support.costs import full_passes, make_garbage_until
 

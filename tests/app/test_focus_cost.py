@@ -18,7 +18,7 @@ from explorer.tui.glyphs import ascii_mode
 from explorer.tui.keys import PANES
 from explorer.tui.widgets.duration import DurationPane
 from explorer.tui.widgets.headline import Headline
-from explorer.tui.widgets.results import ResultsTable
+from explorer.tui.widgets.results_table import ResultsTable
 from explorer.tui.widgets.tabs import PaneTabs
 from tests.support.app import replay_app, settle
 from tests.support.costs import restyled as count_restyled

@@ -21,7 +21,7 @@ from explorer.tui.keys import LAB_KEYS
 from explorer.tui.screens.help import HelpScreen
 from explorer.tui.widgets.duration import DurationPane
 from explorer.tui.widgets.footer import LabFooter
-from explorer.tui.widgets.results import ResultsTable
+from explorer.tui.widgets.results_table import ResultsTable
 from explorer.tui.widgets.summary import SummaryCard
 from explorer.tui.widgets.tabs import PaneTabs
 from tests.support.app import connected, replay_app, settle, wait_for

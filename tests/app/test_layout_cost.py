@@ -16,7 +16,7 @@ from textual.content import Content
 from textual.widgets import Static
 
 from explorer.tui.widgets.log import LabLog
-from explorer.tui.widgets.results import MechanismLine
+from explorer.tui.widgets.results_table import MechanismLine
 from tests.support.app import replay_app, rows_of, settle
 from tests.support.costs import layouts as count_layouts
 from tests.support.costs import painted

@@ -16,7 +16,7 @@ from explorer.lab.store.replay import ReplaySource
 from explorer.lab.store.results import ResultStore
 from explorer.models import RunRecord
 from explorer.tui.app import PgwxApp
-from explorer.tui.widgets.results import ResultsTable
+from explorer.tui.widgets.results_table import ResultsTable
 from tests.support.app import FIXTURE, wait_for
 
 HOSTILE = {

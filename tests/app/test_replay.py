@@ -33,7 +33,7 @@ from explorer.tui.app import PgwxApp
 from explorer.tui.screens.lab import LabScreen
 from explorer.tui.widgets.activity import ActivityPane
 from explorer.tui.widgets.duration import DurationPane
-from explorer.tui.widgets.results import ResultsTable
+from explorer.tui.widgets.results_table import ResultsTable
 from tests.support.paths import DURABILITY
 from tests.support.runs import RunProfile, small_profile
 

@@ -10,7 +10,7 @@ from explorer.lab.store.results import ResultStore
 from explorer.models import RunRecord, RunStarted, ServerAxis, TrialEnded
 from explorer.tui.app import PgwxApp
 from explorer.tui.widgets.header import ServerHeader
-from explorer.tui.widgets.results import ResultsTable
+from explorer.tui.widgets.results_table import ResultsTable
 from tests.support.app import settle
 from tests.support.paths import DURABILITY
 

@@ -25,7 +25,7 @@ from explorer.lab.store.recording import import_recording
 from explorer.lab.store.replay import recordings_dir
 from explorer.lab.store.results import ResultStore
 from explorer.models import RunRecord, TrialResult
-from explorer.tui.widgets.results import COLUMNS, MechanismLine, ResultsTable, cells
+from explorer.tui.widgets.results_table import COLUMNS, MechanismLine, ResultsTable, cells
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "durability.json"
 

@@ -16,7 +16,7 @@ from textual.pilot import Pilot
 from explorer.lab.store.replay import ReplaySource, recordings_dir
 from explorer.lab.store.results import ResultStore
 from explorer.tui.app import PgwxApp
-from explorer.tui.widgets.results import ResultsTable, layout
+from explorer.tui.widgets.results_table import ResultsTable, layout
 from tests.support.app import rows_of, wait_for
 
 SIZES = [(80, 24), (120, 36)]

@@ -27,7 +27,7 @@ from explorer.tui.widgets.chart import MARKERS, PALETTE, legend, series_slots
 from explorer.tui.widgets.duration import DurationPane
 from explorer.tui.widgets.header import ServerHeader
 from explorer.tui.widgets.log import LabLog
-from explorer.tui.widgets.results import ResultsTable
+from explorer.tui.widgets.results_table import ResultsTable
 from explorer.tui.widgets.summary import SummaryCard
 from explorer.tui.widgets.tabs import PaneTabs
 from tests.support.app import wait_for

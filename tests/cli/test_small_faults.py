@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import io
+import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from explorer import cli
 from explorer.lab.store.results import ResultStore
+from tests.support.cli import SECRET, assert_one_sentence
 from tests.support.stored import record, trial
 
 
@@ -64,3 +67,29 @@ def test_an_ascii_only_stdout_after_a_saved_run_is_no_internal_error(
     text = raw.getvalue().decode("ascii")
     assert code == 0, text
     assert run_id in text and "\\xb7" in text  # the report's ·, written as an escape
+
+
+def test_restore_on_two_servers_names_the_command_for_each(
+    cli: Callable[..., subprocess.CompletedProcess[str]], tmp_path: Path
+) -> None:
+    proc = cli("--pg", "15", "--pg", "18", "restore")
+    assert_one_sentence(proc, tmp_path)
+    assert proc.returncode == 2
+    assert proc.stderr == (
+        "pgwx: `pgwx restore` puts back one server at a time; run `pgwx --pg 15 restore`, "
+        "then `pgwx --pg 18 restore`.\n"
+    )
+
+
+def test_restore_on_two_dsns_names_each_masked(
+    cli: Callable[..., subprocess.CompletedProcess[str]], tmp_path: Path
+) -> None:
+    proc = cli(
+        "restore",
+        "--dsn",
+        f"postgresql://bob:{SECRET}@db1/app",
+        "--dsn",
+        f"host=db2 password={SECRET}",
+    )
+    assert_one_sentence(proc, tmp_path, "`pgwx --dsn 'postgresql://bob:***@db1/app' restore`")
+    assert "`pgwx --dsn 'host=db2 password=***' restore`" in proc.stderr

@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 
 from explorer.errors import PgwxError, UsageError
+from explorer.lab import workloads
 from explorer.lab.run.bench import STILL_PUTTING_BACK, Bench, ServerChoice, server_failed
-from explorer.lab.run.request import RunOptions
+from explorer.lab.run.request import RunOptions, RunRequest
 from explorer.lab.store.results import ResultStore
 from explorer.models import Event, RunRecord, TrialStarted, Variant
 from explorer.server.connect import Target
@@ -158,3 +159,30 @@ def test_a_server_that_fails_is_named_masked() -> None:
     assert server_failed(None, None, PgwxError("gone"), "PG 18 at /tmp/x").startswith(
         "PG 18 at /tmp/x cannot be used"
     )
+
+
+async def test_the_workload_is_built_once_per_run(
+    pg18: Target, store: ResultStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The request builds the workload for its size estimate and the run takes that one: a
+    second build (the runner's own) fails here."""
+    profile = small_profile("table-kind", [Variant(name="unlogged")], rows=200, repeats=1)
+    built: list[str] = []
+    real = workloads.workload_class
+
+    def counted(kind: str) -> type[workloads.Workload]:
+        built.append(kind)
+        return real(kind)
+
+    monkeypatch.setattr(workloads, "workload_class", counted)
+    request = RunRequest.build(profile, repeats=1, warmup=0, settle=0.0, sample=False)
+    bench = Bench(store, [ServerChoice(target=pg18)])
+    bench.resolve(lambda _m: None)
+    caps = await bench.open(lambda _index: lambda _m: None)
+    try:
+        record = await bench.run_one(0, profile, request.options, lambda _e: None, caps[0])
+    finally:
+        bench.release(lambda _m: None)
+    assert record.status == "finished"
+    assert built == ["table-kind"]
+    assert request.options.for_another_run().workload is None  # another server builds its own

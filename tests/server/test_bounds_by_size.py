@@ -15,8 +15,8 @@ import pytest
 
 from explorer.lab.store.results import ResultStore
 from explorer.lab.store.textbound import STORED_TEXT_MAX
-from explorer.lab.workloads import bounds
-from explorer.lab.workloads.bounds import (
+from explorer.lab.workloads import data_bounds as bounds
+from explorer.lab.workloads.data_bounds import (
     NOTE_CEILING,
     NOTE_FLOOR,
     NOTE_LARGE,

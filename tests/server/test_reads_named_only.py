@@ -177,7 +177,7 @@ async def test_a_prepare_step_cannot_fill_the_disk(
 ) -> None:
     """Issue 34, point 4: the prepared data has a bound (64 MiB at least; 100 kB here), one
     sentence naming it and --allow-large."""
-    from explorer.lab.workloads import bounds
+    from explorer.lab.workloads import data_bounds as bounds
 
     monkeypatch.setattr(bounds, "PREPARED_FLOOR", 100_000)
     profile = reading({"sql": "SELECT repeat('x', 1000), 'y' FROM generate_series(1, 1000)"})

@@ -205,7 +205,7 @@ def test_report_has_the_environment_block_and_its_warning() -> None:
 
 
 async def test_selecting_a_results_row_shows_its_mechanism(tmp_path: Path) -> None:
-    from explorer.tui.widgets.results import MechanismLine, ResultsTable
+    from explorer.tui.widgets.results_table import MechanismLine, ResultsTable
     from tests.support.app import replay_app, settle
 
     app = replay_app(tmp_path)

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from explorer.tui.widgets.results import _count
+from explorer.tui.widgets.results_table import _count
 
 
 def test_counts_of_one_column_share_one_form() -> None:

@@ -209,7 +209,7 @@ def test_duration_pane_draws_each_candidates_interval() -> None:
 
 
 def test_the_apps_results_table_shows_the_reports_verdicts() -> None:
-    from explorer.tui.widgets.results import COLUMNS, cells
+    from explorer.tui.widgets.results_table import COLUMNS, cells
 
     record = synthetic("r-cells", {"base": FLAT, "cand": HALF, "same": list(reversed(FLAT))})
     md = render(record)

@@ -24,6 +24,7 @@ from explorer.lab.run.request import RunOptions
 from explorer.lab.run.runner import Runner
 from explorer.lab.run.session import Session, uses_user_server
 from explorer.lab.run.turns import Turnstile
+from explorer.lab.safety.owner import ServerBusy
 from explorer.lab.safety.undo import restore_command
 from explorer.lab.store.results import ResultStore
 from explorer.models import Capabilities, Event, Profile, RunRecord, ServerAxis
@@ -270,9 +271,17 @@ class Bench:
         assert len(caps) == len(sessions), "open the bench before running on it"
         labels = servers.labels([c.major for c in caps])
         turnstile = Turnstile(len(sessions))
+        # the request's workload goes to the first server's run; each other builds its own
         runners = [
-            Runner(s.target, profile, self.store, options, caps=c, turnstile=turnstile)
-            for s, c in zip(sessions, caps, strict=True)
+            Runner(
+                s.target,
+                profile,
+                self.store,
+                options if i == 0 else options.for_another_run(),
+                caps=c,
+                turnstile=turnstile,
+            )
+            for i, (s, c) in enumerate(zip(sessions, caps, strict=True))
         ]
         self.runners = runners
         run_ids = [r.run_id for r in runners]
@@ -284,9 +293,15 @@ class Bench:
             "servers take turns trial by trial: "
             + ", ".join(f"{labels[i]} = {s.target.label()}" for i, s in enumerate(sessions))
         )
-        tasks = [
-            asyncio.create_task(runner.run(emit_for(labels[i]))) for i, runner in enumerate(runners)
-        ]
+
+        async def run_on(i: int, runner: Runner) -> RunRecord:
+            try:
+                return await runner.run(emit_for(labels[i]))
+            except ServerBusy as exc:
+                # "another pgwx … on this server": of several, this one is named
+                raise ServerBusy(f"on {labels[i]} ({sessions[i].target.label()}): {exc}") from None
+
+        tasks = [asyncio.create_task(run_on(i, runner)) for i, runner in enumerate(runners)]
         try:
             return list(await asyncio.gather(*tasks))
         except BaseException:

@@ -1,21 +1,25 @@
 """Bounds on every size a user can give, checked before anything touches a server.
 
-One function, `check_sizes`, applied by the run request (`explorer.lab.run.request`) that
-`pgwx run` and the app both build: the scale must be a finite number above 0, repeats 1 to
-100 (as in profile files), the settle pause 0 to 60 seconds, and the estimated size of one
-trial under a ceiling that only an explicit opt-in passes (`--allow-large`). A mistyped
-`--scale 1e300` is refused with the estimate, not sent to the server as
-`generate_series(1, 10^306)`.
+One function, `sized_workload` (`check_sizes` for its estimate alone), applied by the run
+request (`explorer.lab.run.request`) that `pgwx run` and the app both build: the scale must
+be a finite number above 0, repeats 1 to 100 (as in profile files), the settle pause 0 to 60
+seconds, and the estimated size of one trial under a ceiling that only an explicit opt-in
+passes (`--allow-large`). A mistyped `--scale 1e300` is refused with the estimate, not sent
+to the server as `generate_series(1, 10^306)`.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from explorer.analysis.units import human_bytes
 from explorer.errors import UsageError
 from explorer.models import Profile
+
+if TYPE_CHECKING:
+    from explorer.lab.workloads.base import Workload
 
 MAX_REPEATS = 100
 """Most repeats of each variant (the same bound as a profile file's `repeats`)."""
@@ -71,7 +75,29 @@ def check_sizes(
     variants: int | None = None,
     allow_large: bool = False,
 ) -> SizeEstimate:
-    """Check every size of a planned run; the estimate when they are all acceptable.
+    """Check every size of a planned run; the estimate when they are all acceptable
+    (`sized_workload`, for a caller that has no use for the workload it builds)."""
+    return sized_workload(
+        profile,
+        scale=scale,
+        repeats=repeats,
+        settle=settle,
+        variants=variants,
+        allow_large=allow_large,
+    )[0]
+
+
+def sized_workload(
+    profile: Profile,
+    *,
+    scale: float = 1.0,
+    repeats: int | str | None = None,
+    settle: float | None = None,
+    variants: int | None = None,
+    allow_large: bool = False,
+) -> tuple[SizeEstimate, Workload]:
+    """Check every size of a planned run: the estimate, and the scaled workload it was made
+    from (built once here, the run's own: `RunOptions.workload`).
 
     Args:
         profile: The validated profile.
@@ -107,7 +133,8 @@ def check_sizes(
     from explorer.lab.workloads import build_workload
 
     try:
-        rows, size = build_workload(profile, scale).params.estimate()
+        workload = build_workload(profile, scale)
+        rows, size = workload.params.estimate()
     except OverflowError:
         raise UsageError(
             f"--scale {scale:g} is far too large for any server; use a scale near 1."
@@ -121,4 +148,4 @@ def check_sizes(
             f"ceiling of {MAX_ROWS:,} rows or {human_bytes(MAX_BYTES)} per trial; "
             "use a smaller --scale, or pass --allow-large if you mean it."
         )
-    return estimate
+    return estimate, workload

@@ -10,13 +10,16 @@ sentence whichever front end asked.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
 
 from explorer.analysis.plan import least_comparisons, plan_sentence, refusal
 from explorer.errors import UsageError
-from explorer.lab.run.limits import SizeEstimate, check_sizes
+from explorer.lab.run.limits import SizeEstimate, sized_workload
 from explorer.models import Profile, Variant, parse_budget, parse_sweep, parse_threshold
+
+if TYPE_CHECKING:
+    from explorer.lab.workloads.base import Workload
 
 MAX_WARMUP = 10
 """Most warm-up rounds a run may ask for."""
@@ -42,7 +45,7 @@ class RunOptions:
     """Allow fsync/full_page_writes off on a server pgwx does not own."""
     allow_large: bool = False
     """`--allow-large`: past the size ceiling, and the run's data bounds raised
-    (`explorer.lab.workloads.bounds`)."""
+    (`explorer.lab.workloads.data_bounds`)."""
     sample: bool = True
     """Run the statistics sampler beside the workload."""
     sample_interval: float = 0.25
@@ -55,6 +58,16 @@ class RunOptions:
     """A free label kept with the run (`--label`), shown in runs, history and compare."""
     ref: str | None = None
     """A git ref or version kept with the run (`--ref`)."""
+    workload: Workload | None = field(default=None, compare=False, repr=False)
+    """The profile's workload, scaled, as the request built it for the size estimate: the
+    runner of one server's run takes it rather than building it again (None: the runner
+    builds it). A workload keeps its prepared data, so two runs at once never share one
+    (`for_another_run`)."""
+
+    def for_another_run(self) -> RunOptions:
+        """These options for a run beside the one that takes `workload` (another server's):
+        that run builds its own."""
+        return replace(self, workload=None)
 
 
 LABEL_MAX = 200
@@ -137,7 +150,7 @@ class RunRequest:
         """
         # A bad --variant or an absurd size fails here, before any server work.
         chosen = select_variants(profile, variants)
-        estimate = check_sizes(
+        estimate, workload = sized_workload(
             profile,
             scale=scale,
             repeats=repeats,
@@ -172,6 +185,7 @@ class RunRequest:
             trust_sql=trust_sql,
             label=label.strip() if label else None,
             ref=ref.strip() if ref else None,
+            workload=workload,
         )
         return cls(profile=profile, options=options, estimate=estimate, variants=chosen)
 

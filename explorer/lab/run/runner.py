@@ -46,13 +46,16 @@ from explorer.lab.safety.fence import (
 )
 from explorer.lab.safety.guard import (
     SERVER_RETURN_WAIT,
+    PostmasterGone,
     drop_schema,
     log_size,
     lost_connection,
     lost_reason,
+    postmaster_gone,
     postmaster_start,
     run_watched,
     server_log_panic,
+    start_again,
     wait_for_server,
 )
 from explorer.lab.safety.leftovers import (
@@ -80,7 +83,7 @@ from explorer.lab.scope import (
 from explorer.lab.store.results import ResultStore, new_run_id
 from explorer.lab.workloads import build_workload
 from explorer.lab.workloads.base import TrialContext, Workload, WorkloadError, session_settings
-from explorer.lab.workloads.bounds import data_bounds
+from explorer.lab.workloads.data_bounds import data_bounds
 from explorer.models import (
     Capabilities,
     Environment,
@@ -224,6 +227,9 @@ class Runner:
         self._auto_conf: str | None = None
         self._journal: Journal | None = None
         self.undo = Undo()
+        self.ended: RunStatus | None = None
+        """How the run ended, as stored (None until it has): a cancel that comes during the
+        undo of a run that had finished leaves it `finished`."""
         """What putting the server settings back did (read by the front end's last line)."""
         self._log_from = 0
         self._said_no_checkpoint = False
@@ -306,9 +312,12 @@ class Runner:
             )
 
     def build_workload(self) -> Workload:
-        """The profile's workload with its parameters validated and scaled, and its data
-        bounds set from its size, --scale and --allow-large."""
-        workload = build_workload(self.profile, self.options.scale)
+        """The profile's workload with its parameters validated and scaled (the one the run
+        request built for its size estimate when it came with the options, else built here),
+        and its data bounds set from its size, --scale and --allow-large."""
+        workload = self.options.workload
+        if workload is None:
+            workload = build_workload(self.profile, self.options.scale)
         _rows, size = workload.params.estimate()
         workload.bounds = data_bounds(size, self.options.scale, self.options.allow_large)
         return workload
@@ -572,6 +581,7 @@ class Runner:
         self.store.end_run(
             self.run_id, status, reason, environment=self._finish_environment(scope.record)
         )
+        self.ended = status
         self._emit(RunEnded(at=self.clock(), run_id=self.run_id, status=status, reason=reason))
         if cancelled_late and status != "cancelled":
             raise asyncio.CancelledError  # the caller asked to stop: it is told so
@@ -920,30 +930,47 @@ class Runner:
         """After a trial lost the server: wait until it answers, then go on with the next.
 
         pgwx's own server, seen down after a PANIC, is not waited for: nobody will start it,
-        so the run ends with the server log's line (ServerCannotStart).
+        so the run ends with the server log's line (ServerCannotStart). Nor is one whose
+        postmaster is gone (killed): it is started again at once, and the run goes on.
         """
         self._lost = False
-        self._hopeless()
-        self._notice(
-            f"waiting up to {SERVER_RETURN_WAIT:g} s for the server to answer again before the "
-            "next trial (Ctrl-C cancels the run)",
-            "warning",
-        )
-        await wait_for_server(
-            self.target,
-            tick=lambda left: self._notice(
-                f"still waiting for the server ({left:.0f} s left; Ctrl-C cancels the run)"
-            ),
-            hopeless=self._hopeless,
-        )
+        try:
+            self._hopeless()
+        except PostmasterGone:
+            assert self.target.bundled is not None
+            await start_again(self.target.bundled, self._notice)
+        else:
+            self._notice(
+                f"waiting up to {SERVER_RETURN_WAIT:g} s for the server to answer again before "
+                "the next trial (Ctrl-C cancels the run)",
+                "warning",
+            )
+        while True:
+            try:
+                await wait_for_server(
+                    self.target,
+                    tick=lambda left: self._notice(
+                        f"still waiting for the server ({left:.0f} s left; Ctrl-C cancels the run)"
+                    ),
+                    hopeless=self._hopeless,
+                )
+                break
+            except PostmasterGone:
+                assert self.target.bundled is not None
+                await start_again(self.target.bundled, self._notice)
         self._notice("the server answers again; going on with the next trial")
 
     def _hopeless(self) -> None:
         """ServerCannotStart when pgwx's own server has stopped after a PANIC: nobody will
-        start it again, so waiting for it would only waste the user's time."""
+        start it again, so waiting for it would only waste the user's time; PostmasterGone
+        when the postmaster of the server this pgwx holds was killed (started again)."""
         server = self.target.bundled
-        if server is None or (server.data_dir / "postmaster.pid").exists():
-            return  # not ours, or still up (crash recovery may bring it back)
+        if server is None:
+            return
+        if (server.data_dir / "postmaster.pid").exists():
+            if server.holder is None and postmaster_gone(server):
+                raise PostmasterGone
+            return  # still up (crash recovery may bring it back)
         panic = server_log_panic(server, self._log_from)
         if panic is not None:
             raise ServerCannotStart(

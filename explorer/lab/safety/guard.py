@@ -17,12 +17,14 @@ import asyncio
 import contextlib
 import datetime as dt
 from collections.abc import Awaitable, Callable, Iterable
+from pathlib import Path
 from typing import TypeVar
 
 import asyncpg
 
 from explorer.lab.workloads.base import WorkloadError
 from explorer.server.connect import APP_PREFIX, ConnectError, Target
+from explorer.server.datadir import ServerError
 from explorer.server.embedded import LocalServer
 
 LOST_GRACE = 1.0
@@ -199,6 +201,73 @@ async def wait_for_server(
             continue
         await conn.close()
         return
+
+
+START_AGAIN_FOR = 60.0
+"""Seconds to keep trying to start pgwx's own server whose postmaster is gone (the killed
+postmaster's backends hold its shared memory until each notices and exits)."""
+
+
+class PostmasterGone(Exception):
+    """pgwx's own server lost its postmaster (killed or crashed): no one else will start it."""
+
+
+def _postmaster_state(server: LocalServer) -> str | None:
+    """The state letter of the process postmaster.pid names ('' when there is none left,
+    'Z' a zombie, …); None when the file is missing or cannot be read."""
+    try:
+        pid = int((server.data_dir / "postmaster.pid").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return ""
+    except OSError:
+        return None
+    return stat[stat.rindex(")") + 2]
+
+
+def postmaster_gone(server: LocalServer) -> bool:
+    """postmaster.pid names a process that has died (killed; a clean stop removes the file,
+    and a missing file is not this)."""
+    state = _postmaster_state(server)
+    return state is not None and state in ("", "Z", "X")
+
+
+async def start_again(server: LocalServer, say: Callable[[str], None]) -> None:
+    """Start pgwx's own server whose postmaster is gone, at once, so the run can go on and
+    put its settings back; whether pgwx stops it at the end is as it was before.
+
+    Raises:
+        ConnectError: it could not be started within START_AGAIN_FOR seconds (the last reason).
+    """
+    say(
+        f"PostgreSQL in {server.data_dir} is not running (its postmaster is gone: killed or "
+        "crashed); starting it again, so the run can go on and put its settings back"
+    )
+    started_here = server.started_here
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + START_AGAIN_FOR
+    why = "its killed postmaster was not yet reaped"
+    while True:
+        # Until the dead postmaster is reaped, pg_ctl takes it for a running server.
+        if _postmaster_state(server) not in ("Z", "X"):
+            try:
+                await asyncio.to_thread(server.start)
+                if not postmaster_gone(server):
+                    break
+            except ServerError as exc:
+                # "pre-existing shared memory block is still in use" until the old backends go
+                why = str(exc)
+        if loop.time() >= deadline:
+            raise ConnectError(
+                f"PostgreSQL in {server.data_dir} lost its postmaster and could not be started "
+                f"again within {START_AGAIN_FOR:g} s: {why}"
+            )
+        await asyncio.sleep(0.5)
+    server.started_here = started_here
+    say(f"started it again (PostgreSQL in {server.data_dir})")
 
 
 def server_log_panic(server: LocalServer, since: int) -> str | None:

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict
 from explorer.errors import PgwxError
 from explorer.lab.measure.probe import PhaseProbe
 from explorer.lab.scope import close_or_terminate, table_name, work_app, work_purpose
-from explorer.lab.workloads.bounds import DataBounds
+from explorer.lab.workloads.data_bounds import DataBounds
 from explorer.models import (
     Capabilities,
     Event,
@@ -434,7 +434,7 @@ class Workload(ABC, Generic[P]):
         """What `prepare` wrote once for every trial to read (a COPY file, a dump)."""
         self.bounds = DataBounds()
         """How much of its own data the run may make (set by the runner from the run's size,
-        --scale and --allow-large; see `explorer.lab.workloads.bounds`)."""
+        --scale and --allow-large; see `explorer.lab.workloads.data_bounds`)."""
 
     def prepared(self) -> Path:
         """`source`, or a WorkloadError when prepare has not made it."""

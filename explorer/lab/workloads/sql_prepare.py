@@ -18,7 +18,7 @@ from typing import Any
 import asyncpg
 
 from explorer.lab.workloads.base import WorkloadError
-from explorer.lab.workloads.bounds import DataBounds
+from explorer.lab.workloads.data_bounds import DataBounds
 
 FETCH_ROWS = 1000
 """Rows the cursor fetches at a time."""

@@ -248,7 +248,7 @@ class SqlParams(Params):
     def estimate(self) -> tuple[int, int]:
         """(rows, bytes) one trial writes, roughly: the named sizes, the source's row limit
         and the pgbench transactions, at ROW_BYTES each (what --scale grows; it sets the
-        bounds of the prepared data and the notes, `explorer.lab.workloads.bounds`)."""
+        bounds of the prepared data and the notes, `explorer.lab.workloads.data_bounds`)."""
         rows = sum(n for _, n in self.sizes_shown())
         return rows, rows * self.ROW_BYTES
 

@@ -58,7 +58,7 @@ from explorer.tui.widgets.header import ServerHeader
 from explorer.tui.widgets.headline import Headline
 from explorer.tui.widgets.knobs import KnobPanel
 from explorer.tui.widgets.log import LabLog
-from explorer.tui.widgets.results import MechanismLine, ResultsTable
+from explorer.tui.widgets.results_table import MechanismLine, ResultsTable
 from explorer.tui.widgets.summary import SummaryCard
 from explorer.tui.widgets.tabs import PaneTabs
 

@@ -271,8 +271,13 @@ class ResultsTable(FocusStylesKept, DataTable[Text | str]):
             self.scroll_to(x=min(target, self.max_scroll_x), animate=False, immediate=True)
 
     def on_resize(self) -> None:
-        """A new width may need the other row shape."""
+        """A new width may need the other row shape; a new height (the line under the table
+        took another number of rows) must not leave the selected row out of sight."""
         self._fit()
+        if self.row_count and self.cursor_type == "row":
+            # The cursor scrolled itself into view before the line under the table grew (its
+            # waits wrapped to one more row): the table shrank under it, so scroll again.
+            self._scroll_cursor_into_view()
 
     def refit(self) -> None:
         """After the table is shown or laid out again (a pane key, a tab, a resize while it
