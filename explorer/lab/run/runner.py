@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import datetime as dt
+import shlex
 import time
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
@@ -80,7 +81,7 @@ from explorer.lab.scope import (
     schema,
     work_prefix,
 )
-from explorer.lab.store.results import ResultStore, new_run_id
+from explorer.lab.store.results import ResultStore, StoreError, StoreLost, new_run_id
 from explorer.lab.workloads import build_workload
 from explorer.lab.workloads.base import TrialContext, Workload, WorkloadError, session_settings
 from explorer.lab.workloads.data_bounds import data_bounds
@@ -103,6 +104,7 @@ from explorer.models import (
     TrialStarted,
     Variant,
 )
+from explorer.paths import local_results_path
 from explorer.server.capabilities import WATCHED_GUCS, probe
 from explorer.server.connect import ConnectError, Target
 from explorer.server.failures import failure_reason, is_user_facing, one_sentence
@@ -235,6 +237,13 @@ class Runner:
         self._said_no_checkpoint = False
         self._undid_settings = False
         self._made_schema = False
+        self._record: RunRecord | None = None
+        """The run as stored when it began."""
+        self._kept: list[TrialResult] = []
+        """Every trial that ended, in order (kept locally if the store is lost)."""
+        self.store_lost: str | None = None
+        """What happened when the results store was lost mid-run, and where the run is kept
+        now (one sentence, for the front end's last line); None while the store answers."""
         self._between_open: set[str] | None = None
         """With several servers: variants whose comparison between servers was open at the
         last look of that table (None before its first look)."""
@@ -253,7 +262,10 @@ class Runner:
     def _emit(self, event: Event) -> None:
         # Events ride along with the trial's commit (an fsync on the event loop per phase
         # event stalls the app); a killed pgwx loses only the trial in flight, as it must.
-        self.store.add_event(self.run_id, event, commit=isinstance(event, RunStarted | RunEnded))
+        if not self._lost_for_good():
+            self.store.add_event(
+                self.run_id, event, commit=isinstance(event, RunStarted | RunEnded)
+            )
         self._emit_out(event)
 
     def _notice(self, message: str, level: str = "info") -> None:
@@ -369,6 +381,11 @@ class Runner:
                 raise
         finally:
             await self._close_run(scope, sampler_task, trials, status, reason)
+        if self._lost_for_good():
+            # Nothing holds the run any more: the record as it ended, from memory.
+            return scope.record.model_copy(
+                update={"trials": list(self._kept), "status": "failed", "reason": self.store_lost}
+            )
         return self.store.load(self.run_id)
 
     # ------------------------------------------------------------------ opening the run
@@ -437,6 +454,7 @@ class Runner:
         except BaseException:
             await owner.close()
             raise
+        self._record = record
         self._emit(
             RunStarted(
                 at=self.clock(),
@@ -578,11 +596,21 @@ class Runner:
         )
         if status == "finished" and trials and all(t.status != "ok" for t in trials):
             status, reason = "failed", "no trial finished"
-        self.store.end_run(
-            self.run_id, status, reason, environment=self._finish_environment(scope.record)
-        )
+        environment = self._finish_environment(scope.record)
+        if not self._lost_for_good():
+            try:
+                self.store.end_run(self.run_id, status, reason, environment=environment)
+            except StoreLost as exc:
+                self._keep_locally(exc)
+                status, reason = "failed", self.store_lost
+                if not self._lost_for_good():
+                    self.store.end_run(self.run_id, status, reason, environment=environment)
         self.ended = status
-        self._emit(RunEnded(at=self.clock(), run_id=self.run_id, status=status, reason=reason))
+        ended = RunEnded(at=self.clock(), run_id=self.run_id, status=status, reason=reason)
+        if self._lost_for_good():
+            self._emit_out(ended)
+        else:
+            self._emit(ended)
         if cancelled_late and status != "cancelled":
             raise asyncio.CancelledError  # the caller asked to stop: it is told so
 
@@ -739,9 +767,52 @@ class Runner:
 
     def _finish(self, result: TrialResult) -> TrialResult:
         self._load.tick()
-        self.store.add_trial(self.run_id, result)
+        self._kept.append(result)
+        try:
+            if not self._lost_for_good():
+                self.store.add_trial(self.run_id, result)
+        except StoreLost as exc:
+            # Retried already (explorer.lab.store.backends): the run ends here, its trials
+            # kept locally, its settings put back as after any failure.
+            self._keep_locally(exc)
+            self._emit(TrialEnded(at=self.clock(), result=result))
+            raise StoreLost(self.store_lost or str(exc)) from None
         self._emit(TrialEnded(at=self.clock(), result=result))
         return result
+
+    def _lost_for_good(self) -> bool:
+        """The store was lost and the run could not be kept anywhere else either."""
+        return self.store_lost is not None and self.store is None
+
+    def _keep_locally(self, lost: StoreError) -> None:
+        """The results store is lost for good: keep the run and every trial that ended in the
+        local store, and go on writing there (`store_lost` says where)."""
+        gone, where = self.store, local_results_path()
+        assert gone is not None and self._record is not None
+        trials = f"{len(self._kept)} finished trial{'s' if len(self._kept) != 1 else ''}"
+        cause = str(lost).rstrip(".")
+        try:
+            if str(gone.path) == str(where):
+                raise StoreError("it is the store that was lost")
+            local = ResultStore(where)
+            local.begin_run(self._record.model_copy(update={"trials": []}))
+            for trial in self._kept:
+                local.add_trial(self.run_id, trial)
+            local.hold_events(self.run_id, gone.held_events(self.run_id))
+        except (StoreError, OSError) as exc:
+            self.store_lost = (
+                f"{cause}; the run's {trials} could not be kept anywhere else either "
+                f"({str(exc).rstrip('.')}): they are lost"
+            )
+            gone.abandon()
+            self.store = None  # type: ignore[assignment]
+            return
+        gone.abandon()
+        self.store = local
+        self.store_lost = (
+            f"{cause}; run {self.run_id} and its {trials} are kept in the local store {where} "
+            f"(`pgwx --results {shlex.quote(str(where))} report {self.run_id}`)"
+        )
 
     def _mark_restart(self) -> None:
         self._restarted_at = self.clock()
