@@ -43,6 +43,7 @@ from explorer.lab.safety.fence import (
     fence_refusal,
     leftovers,
     release,
+    role_changes,
     tear_down,
 )
 from explorer.lab.safety.guard import (
@@ -241,6 +242,8 @@ class Runner:
         """The run as stored when it began."""
         self._kept: list[TrialResult] = []
         """Every trial that ended, in order (kept locally if the store is lost)."""
+        self.disclosed: str | None = None
+        """What the profile changed on its own roles (said on the last line), when it did."""
         self.store_lost: str | None = None
         """What happened when the results store was lost mid-run, and where the run is kept
         now (one sentence, for the front end's last line); None while the store answers."""
@@ -973,6 +976,20 @@ class Runner:
             if problem:
                 self._notice(problem, "error")
 
+    async def _say_role_changes(self, scope: RunScope) -> None:
+        """Say what the profile changed on its own roles (password, settings): they are
+        dropped next, and what was changed goes with them."""
+        if scope.fence is None:
+            return
+        changed = await role_changes(self.target, scope.fence, self.run_id, schema())
+        if changed:
+            self.disclosed = (
+                "the profile changed its own role during the run ("
+                + "; ".join(changed)
+                + "); pgwx drops the role at the end, and that goes with it"
+            )
+            self._notice(self.disclosed, "warning")
+
     async def _say_leftovers(self, scope: RunScope) -> None:
         """Name what of the run is still on the server after the wind-down (none, normally)."""
         if not self._made_schema:
@@ -1090,6 +1107,7 @@ class Runner:
         owner = scope.owner
         steps: list[tuple[str, Coroutine[Any, Any, object]]] = [
             ("clean up the workload", scope.workload.cleanup(self.target)),
+            ("look at what the profile did to its roles", self._say_role_changes(scope)),
             ("end the fenced roles' sessions", self._release_fence(scope)),
             (f"drop schema {schema()}", self._drop_schema()),
             ("drop the fenced roles", self._drop_fence(scope)),
