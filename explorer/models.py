@@ -554,11 +554,24 @@ class WriterIo(BaseModel):
     fsyncs: int = 0
     """fsync calls; on PG 18 this includes WAL syncs (pg_stat_io object 'wal'), on 16-17 it
     counts relation files only."""
+    evicted: int | None = Field(default=None, exclude_if=lambda v: v is None)
+    """Shared buffers this writer evicted to make room (pg_stat_io `evictions`, relation
+    objects): the direct sign of shared_buffers pressure. None where not measured (runs
+    stored before pgwx read it), never 0."""
 
 
 WRITERS = ("workload", "checkpointer", "bgwriter", "other")
 """Who did the I/O: pgwx's workload (client backends and their parallel workers, including
 pg_restore and pgbench sessions), the checkpointer, the background writer, everything else."""
+
+
+WorkSource = Literal["sessions", "types", "types: a session came or went"]
+"""Where a phase's work columns come from: "sessions" the workload sessions' own statistics
+(PostgreSQL 18+: pg_stat_get_backend_io / pg_stat_get_backend_wal, read while each session
+lives); "types" pg_stat_io summed per backend type — every client backend, an unrelated
+session's I/O included (PostgreSQL 15–17, whose WAL column is the server's); the third, 18+ when
+a workload session ended or another connected during the phase, so its own counts could not be
+read whole."""
 
 
 class PhaseMechanism(BaseModel):
@@ -583,6 +596,15 @@ class PhaseMechanism(BaseModel):
     """WRITERS name → its relation I/O; None where the server has no pg_stat_io (≤15)."""
     checkpoints: int | None = None
     """Checkpoints that completed during the phase."""
+    work_source: WorkSource | None = Field(default=None, exclude_if=lambda v: v is None)
+    """Where `writers["workload"]` and the work WAL come from; None in runs stored before pgwx
+    said (per-type sums) or when the phase was not measured."""
+    work_wal_bytes: int | None = Field(default=None, exclude_if=lambda v: v is None)
+    """WAL the workload's own sessions generated (work_source "sessions" only; None else)."""
+    work_wal_fpi: int | None = Field(default=None, exclude_if=lambda v: v is None)
+    """Full-page images the workload's own sessions wrote (work_source "sessions" only)."""
+    work_wal_records: int | None = Field(default=None, exclude_if=lambda v: v is None)
+    """WAL records of the workload's own sessions (work_source "sessions" only)."""
     waits: dict[str, int] | None = None
     """'Type:Event' (or 'CPU') → observations of the workload's active backends, most first;
     None when nothing sampled the phase."""
@@ -595,11 +617,13 @@ class PhaseMechanism(BaseModel):
     unknown: list[str] = []
     """Why parts are missing, one line each (e.g. "pg_stat_io: not on PG 15")."""
 
-    def writer_sum(self, what: Literal["written", "extended", "fsyncs"]) -> int | None:
-        """`what` summed over every writer; None where pg_stat_io is missing."""
+    def writer_sum(self, what: Literal["written", "extended", "fsyncs", "evicted"]) -> int | None:
+        """`what` summed over every writer; None where pg_stat_io is missing or a writer's
+        share was not measured."""
         if self.writers is None:
             return None
-        return sum(getattr(w, what) for w in self.writers.values())
+        parts = [getattr(w, what) for w in self.writers.values()]
+        return None if any(v is None for v in parts) else sum(parts)
 
     def wal_per_row(self, rows: int | None) -> float | None:
         """WAL bytes per row written, None when either is unknown or no rows."""
@@ -866,6 +890,9 @@ class RunStarted(_Event):
     profile: Text
     server: ServerInfo
     total_trials: int
+    upto: bool = False
+    """`total_trials` is the most the run may take (repeats = "auto": it may stop sooner);
+    False: the run takes that many (recordings made before it was said are read so)."""
 
 
 class Notice(_Event):
@@ -883,6 +910,9 @@ class TrialStarted(_Event):
     index: int
     """1-based position in the matrix."""
     total: int
+    """Trials the run plans, the same from its start (see `RunStarted.total_trials`)."""
+    upto: bool = False
+    """`total` is the most the run may take (see `RunStarted.upto`)."""
     plan: str | None = None
     """Where the run stands, e.g. "round 7 of ≤ 30 · ~3 min left · 3 comparisons open"."""
 

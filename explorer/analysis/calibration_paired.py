@@ -38,30 +38,35 @@ Table = dict[tuple[int, int], dict[str, float]]
 
 
 @contextmanager
-def analysis(pairs: bool, stop_futile: bool) -> Iterator[None]:
-    """Judge with or without the within-round pairs and the futility rule, then restore."""
-    before = paired.use_pairs, futility.enabled
-    paired.use_pairs, futility.enabled = pairs, stop_futile
+def analysis(pairs: bool, stop_futile: bool, blocks: bool = True) -> Iterator[None]:
+    """Judge with or without the within-round pairs, the futility rule and the blocked t test
+    (without it: complete rounds by the signed rank, as rules 1 did), then restore."""
+    before = paired.use_pairs, futility.enabled, paired.use_blocks
+    paired.use_pairs, futility.enabled, paired.use_blocks = pairs, stop_futile, blocks
     try:
         yield
     finally:
-        paired.use_pairs, futility.enabled = before
+        paired.use_pairs, futility.enabled, paired.use_blocks = before
 
 
-def draw(s: Scenario, rng: random.Random, round_factor: float = 0.0) -> Table:
-    """Every trial a run of `s` could take, drawn up front."""
+def draw(
+    s: Scenario, rng: random.Random, round_factor: float = 0.0, noisy_last: float = 1.0
+) -> Table:
+    """Every trial a run of `s` could take, drawn up front (the last variant's noise
+    `noisy_last` times the others')."""
     out: Table = {}
     for r in range(1, s.max_repeats + 1):
         shared = math.exp(rng.gauss(0, round_factor)) if round_factor else 1.0
         for v in range(s.variants):
             ratio = s.effect if v == 1 else 1.0
+            sd = s.noise * (noisy_last if v == s.variants - 1 else 1.0)
             slow = SKEW_FACTOR if s.skewed and rng.random() < SKEW_SHARE else 1.0
             out[(v, r)] = {
                 f"p{p + 1}": PHASE_SECONDS[p % len(PHASE_SECONDS)]
                 * ratio
                 * slow
                 * shared
-                * math.exp(rng.gauss(0, s.noise))
+                * math.exp(rng.gauss(0, sd))
                 for p in range(s.phases)
             }
     return out
@@ -134,13 +139,18 @@ class Cell:
 
 
 def measure(
-    s: Scenario, runs: int, seed: int, round_factor: float = 0.0, with_fixed: bool = False
+    s: Scenario,
+    runs: int,
+    seed: int,
+    round_factor: float = 0.0,
+    with_fixed: bool = False,
+    noisy_last: float = 1.0,
 ) -> Cell:
     """`runs` runs of `s` (auto), and the fixed design on the same data when asked."""
     rng = random.Random(seed)
     cell = Cell(runs, 0, 0, 0, [])
     for _ in range(runs):
-        table = draw(s, rng, round_factor)
+        table = draw(s, rng, round_factor, noisy_last)
         got = outcome(s, play_auto(s, table))
         cell.false += got.false_finding
         cell.found += got.found

@@ -51,7 +51,7 @@ class CardLine:
     moved: str = ""
 
 
-COUNTERS = (("wal_bytes", "WAL"), ("fsyncs", "fsyncs"))
+COUNTERS = (("wal_bytes", "WAL"), ("fsyncs", "fsyncs"), ("evicted", "evictions"))
 """The counters a card line may name as the mechanism, in order of preference."""
 
 
@@ -87,7 +87,7 @@ def _counter_text(key: str, value: float) -> str:
 def _mechanism(
     base: list[TrialResult], mine: list[TrialResult], threshold: float, confidence: float
 ) -> str:
-    """The first counter whose own comparison across trials is decided: WAL, then fsyncs.
+    """The first counter whose own comparison across trials is decided: WAL, fsyncs, evictions.
 
     The same test as a timing verdict (Mann–Whitney with the Hodges–Lehmann interval, beyond
     the run's threshold) on the per-trial counts, at `confidence` (the card's counter
@@ -176,8 +176,11 @@ def card_lines(record: RunRecord, judged: Judgement | None = None) -> list[CardL
     for trial in measured(record.trials):
         by_variant.setdefault(trial.variant, []).append(trial)
     base_name = judged.baseline
-    # Every counter comparison the card may make, corrected together (Bonferroni).
-    tests = len(COUNTERS) * max(1, len(by_variant) - 1)
+    # Every counter comparison the card may make, corrected together (Bonferroni): a counter
+    # the run never measured (evictions before pgwx read them) makes none.
+    base_trials = by_variant.get(base_name, [])
+    counters = sum(1 for k, _ in COUNTERS if _counter(base_trials, k) is not None)
+    tests = max(1, counters) * max(1, len(by_variant) - 1)
     confidence = 1 - ALPHA / tests
     lines = []
     for variant in record.profile.variants:

@@ -26,6 +26,7 @@ import math
 from dataclasses import dataclass
 from statistics import NormalDist
 
+from explorer.analysis.blocked import t_two_sided_p
 from explorer.analysis.verdict import Verdict
 
 ALPHA = 0.05
@@ -66,26 +67,6 @@ def estimate(v: Verdict) -> Estimate | None:
 
 def _df(v: Verdict) -> int:
     return max(1, v.n_baseline + v.n_candidate - 2)
-
-
-def t_two_sided_p(t: float, df: float) -> float:
-    """Two-sided p of Student's t with `df` degrees of freedom (Simpson's rule on the density;
-    the standard library has no t distribution)."""
-    t = abs(t)
-    if math.isinf(t):
-        return 0.0
-    if df > 1000:
-        return 2 * (1 - NormalDist().cdf(t))
-    log_c = math.lgamma((df + 1) / 2) - math.lgamma(df / 2) - 0.5 * math.log(df * math.pi)
-
-    def density(x: float) -> float:
-        return math.exp(log_c - (df + 1) / 2 * math.log1p(x * x / df))
-
-    steps = 400  # even; the density is smooth, so this is exact to ~1e-9 for t below 40
-    h = t / steps
-    area = density(0) + density(t)
-    area += sum((4 if i % 2 else 2) * density(i * h) for i in range(1, steps))
-    return max(0.0, min(1.0, 1 - 2 * area * h / 3))
 
 
 @dataclass(frozen=True)

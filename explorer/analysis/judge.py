@@ -21,10 +21,11 @@ from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TypeVar
 
+from explorer.analysis.blocked import Block
 from explorer.analysis.drift import Drift, run_drift
 from explorer.analysis.family import Samples2, judge_family
 from explorer.analysis.futility import close_futile
-from explorer.analysis.paired import CellSamples, cell_upto
+from explorer.analysis.paired import CellSamples, cell_upto, phase_block
 from explorer.analysis.run_family import table_alpha, tables_in_run
 from explorer.analysis.sequential import ALPHA, look_alpha, planned_looks, useful_looks
 from explorer.analysis.verdict import (
@@ -250,9 +251,20 @@ def _replay_looks(out: Judgement, s: Samples, cells: list[PhaseKey], profile: Pr
     """Judge `cells` at each planned look the run reached, settled ones kept as they were."""
     base = out.baseline
     done = max((r for rs in s.rounds.values() for r in rs), default=0)
+    blocks: dict[tuple[str, int], Block | None] = {}
+
+    def block(phase: str, point: int) -> Block | None:
+        """The phase's round means at this look over the baseline and its judged variants."""
+        if (phase, point) not in blocks:
+            columns = [_cell(s, (base, phase))] + [_cell(s, k) for k in cells if k[1] == phase]
+            blocks[(phase, point)] = phase_block(columns, point)
+        return blocks[(phase, point)]
+
     verdicts, out.planned, out.looks = replay_looks(
         cells,
-        lambda key, point: cell_upto(_cell(s, (base, key[1])), _cell(s, key), point),
+        lambda key, point: cell_upto(
+            _cell(s, (base, key[1])), _cell(s, key), point, block(key[1], point)
+        ),
         profile,
         done,
         out.threshold,

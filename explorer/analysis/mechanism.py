@@ -16,11 +16,16 @@ from explorer.analysis.units import human_bytes
 from explorer.analysis.verdict import total
 from explorer.models import WRITERS, PhaseMechanism, PhaseResult
 
-LATE_FIELDS = ("wal_fpi", "wal_records")
+LATE_FIELDS = ("wal_fpi", "wal_records", "work_wal_fpi", "work_wal_records")
 """pg_stat_wal counters a backend publishes only when its transaction has ended."""
 
-IO_KINDS: tuple[Literal["written", "extended", "fsyncs"], ...] = ("written", "extended", "fsyncs")
-"""The pg_stat_io quantities split by writer."""
+IO_KINDS: tuple[Literal["written", "extended", "fsyncs", "evicted"], ...] = (
+    "written",
+    "extended",
+    "fsyncs",
+    "evicted",
+)
+"""The pg_stat_io quantities split by writer (`evicted`: pg_stat_io `evictions`)."""
 
 
 def fold_late(into: PhaseMechanism, other: PhaseMechanism, into_name: str) -> None:
@@ -38,7 +43,8 @@ def fold_late(into: PhaseMechanism, other: PhaseMechanism, into_name: str) -> No
     if into.writers is not None and other.writers is not None:
         mine, theirs = into.writers["workload"], other.writers.pop("workload")
         for kind in IO_KINDS:
-            setattr(mine, kind, getattr(mine, kind) + getattr(theirs, kind))
+            both = total([getattr(mine, kind), getattr(theirs, kind)])
+            setattr(mine, kind, None if both is None else int(both))
     other.late_in = into_name
 
 
@@ -53,8 +59,12 @@ SUMMED = (
     "checkpoints",
     *IO_KINDS,
     *(f"{k}_{w}" for k in IO_KINDS for w in WRITERS),
+    "work_wal_bytes",
+    "work_wal_fpi",
+    "wal_fpi_bytes",
 )
-"""Every quantity of a summary row, in column order."""
+"""Every quantity of a summary row, in column order (`work_wal_*`: the WAL of the workload's
+own sessions, PostgreSQL 18+; unknown before)."""
 
 
 def _folded(m: PhaseMechanism) -> set[str]:
@@ -81,6 +91,9 @@ def phase_values(phase: PhaseResult) -> tuple[Values, set[str]]:
         "wal_bytes": m.wal_bytes,
         "wal_fpi": m.wal_fpi,
         "checkpoints": m.checkpoints,
+        "work_wal_bytes": m.work_wal_bytes,
+        "work_wal_fpi": m.work_wal_fpi,
+        "wal_fpi_bytes": m.wal_fpi_bytes,
     }
     folded = _folded(m)
     for kind in IO_KINDS:
@@ -111,6 +124,9 @@ class MechanismSummary:
     """Observations behind `waits`."""
     unknown: list[str] = field(default_factory=list)
     """Why values are missing, each reason once."""
+    sources: list[str] = field(default_factory=list)
+    """Where the work columns came from over the trials (`WorkSource` values, each once;
+    "types" also for phases stored before pgwx said)."""
 
     @property
     def wal_per_row(self) -> float | None:
@@ -171,17 +187,23 @@ def _pool_waits(out: MechanismSummary, mechanisms: list[PhaseMechanism | None]) 
     pooled: Counter[str] = Counter()
     seen = False
     reasons: list[str] = []
+    sources: list[str] = []
     for m in mechanisms:
         if m is None:
             reasons.append("phases without a sampler (--no-sample, or stored by an older pgwx)")
             continue
         reasons.extend(m.unknown)
+        if m.work_source is not None:
+            sources.append(m.work_source)
+        elif m.writers is not None or m.wal_fpi is not None:
+            sources.append("types")
         if m.waits is not None:
             seen = True
             pooled.update(m.waits)
     out.waits = dict(pooled.most_common()) if seen else None
     out.wait_samples = sum(pooled.values())
     out.unknown = list(dict.fromkeys(reasons))
+    out.sources = list(dict.fromkeys(sources))
 
 
 # --------------------------------------------------------------------------- formatting
@@ -204,7 +226,17 @@ def top_waits(summary: MechanismSummary, limit: int = 3) -> str:
 WRITER_ABBR = {"workload": "work", "checkpointer": "ckpt", "bgwriter": "bgw", "other": "other"}
 """How each writer is named inside a table cell."""
 
-MD_HEADERS = ("WAL", "WAL/row", "FPI", "written", "ext pages", "fsyncs", "ckpts", "waits")
+MD_HEADERS = (
+    "WAL",
+    "WAL/row",
+    "FPI",
+    "written",
+    "ext pages",
+    "fsyncs",
+    "evictions",
+    "ckpts",
+    "waits",
+)
 """The mechanism's columns in the markdown table, in the order `md_cells` fills them."""
 
 CSV_FIELDS = (
@@ -250,20 +282,33 @@ def io_cell(summary: MechanismSummary, kind: str) -> str:
     return f"{_count(whole)} ({' · '.join(parts)})"
 
 
+def _with_work(whole: str, work: str | None) -> str:
+    """'12 MiB (work 9.8 MiB)': the server's figure, then the workload sessions' own."""
+    return whole if work is None or whole == UNKNOWN else f"{whole} (work {work})"
+
+
 def md_cells(summary: MechanismSummary | None) -> list[str]:
     """The cells under MD_HEADERS; all empty for a row without trials."""
     if summary is None:
         return [""] * len(MD_HEADERS)
     v = summary.values
     fpi = f"in {summary.late_in}" if "wal_fpi" in summary.folded else _count(v.get("wal_fpi"))
+    fpi_bytes = v.get("wal_fpi_bytes")  # 19+ only: unknown before, and then not shown
+    if fpi_bytes is not None and fpi != UNKNOWN and "wal_fpi" not in summary.folded:
+        fpi = f"{fpi} · {human_bytes(fpi_bytes)}"
+    work_fpi = v.get("work_wal_fpi")
+    if work_fpi is not None and "wal_fpi" not in summary.folded:
+        fpi = _with_work(fpi, _count(work_fpi))
+    work_wal = v.get("work_wal_bytes")
     per_row = summary.wal_per_row
     return [
-        _bytes(v.get("wal_bytes")),
+        _with_work(_bytes(v.get("wal_bytes")), None if work_wal is None else _bytes(work_wal)),
         "" if summary.rows is None else _bytes(per_row),
         fpi,
         io_cell(summary, "written"),
         io_cell(summary, "extended"),
         io_cell(summary, "fsyncs"),
+        io_cell(summary, "evicted"),
         _count(v.get("checkpoints")),
         top_waits(summary),
     ]
@@ -310,7 +355,7 @@ def detail_lines(summary: MechanismSummary | None) -> tuple[str, str]:
     first = (
         f"{wal} · FPI {cells['FPI']} · written {cells['written']} · "
         f"extended {cells['ext pages']} · fsyncs {cells['fsyncs']} · "
-        f"checkpoints {cells['ckpts']}"
+        f"evictions {cells['evictions']} · checkpoints {cells['ckpts']}"
     )
     if summary.waits is None:
         second = "waits: ? (not sampled)"

@@ -3,9 +3,15 @@
 Every round runs each variant once, in balanced order, so whatever the machine does during a
 round (a busy neighbour, a checkpoint, the page cache) falls on the baseline's trial and the
 variant's alike. The unpaired comparison (`explorer.analysis.verdict.compare`, Mann–Whitney on
-the pooled trials) counts that shared part as noise; the paired one removes it. Here a
-comparison is made on the within-round log ratios d_i = log(candidate_i / baseline_i) (on
-seconds, candidate_i − baseline_i, for phases below the floor):
+the pooled trials) counts that shared part as noise; the paired one removes it.
+
+Above the floor (ratios) a comparison of complete rounds is the blocked t test on log durations
+(`explorer.analysis.blocked`, rules 2): the mean within-round log ratio, its interval from
+each side's own spread around the round means of every variant the round ran. The exact
+signed-rank test below judged them under rules 1; at the levels a table of 24 comparisons over
+five looks needs, its n − 1 degrees of freedom' worth of granularity (15 pairs: W⁻ ≤ 4 of 120)
+lost most of the power the pairing bought. It still judges phases below the floor, on the
+within-round differences in seconds:
 
 - **p-value**: Wilcoxon signed-rank, two-sided, *exact*: the null distribution of W⁺ (the
   rank sum of the positive d) over all 2ⁿ sign flips, counted. Zero differences are dropped
@@ -23,7 +29,8 @@ seconds, candidate_i − baseline_i, for phases below the floor):
 
 Which one a comparison uses is a matter of design, never of the data's values:
 `choose_paired` pairs when every round up to the look has both trials (the same rounds on both
-sides) and n pairs can reach the level the comparison is first tested at (2/2ⁿ ≤ level);
+sides) and, for the signed rank, n pairs can reach the level the comparison is first tested at
+(2/2ⁿ ≤ level; the t test has no smallest p, it needs 3 rounds);
 otherwise — a failed trial, a variant added later, too few rounds for this table — the
 unpaired comparison is kept, and the verdict says so (`Verdict.pairing`).
 """
@@ -40,6 +47,7 @@ from dataclasses import dataclass
 from statistics import NormalDist
 from typing import Literal
 
+from explorer.analysis.blocked import MIN_PAIRS, Block, blocked_t
 from explorer.analysis.verdict import (
     DEFAULT_FLOOR_SECONDS,
     DEFAULT_MIN_N,
@@ -61,6 +69,11 @@ use_pairs = True
 """False judges every comparison unpaired, as pgwx did before: only for
 `benchmarks/verdict_calibration.py`, which measures one against the other."""
 
+use_blocks = True
+"""False judges complete rounds above the floor by the signed-rank test as rules 1 did,
+instead of the blocked t test (`explorer.analysis.blocked`): only for the calibration
+benchmark, which measures one against the other."""
+
 
 @dataclass(frozen=True)
 class CellSamples:
@@ -77,6 +90,9 @@ class CellSamples:
     candidate: list[float]
     baseline_rounds: list[int]
     candidate_rounds: list[int]
+    block: Block | None = None
+    """The phase's round means over every variant complete to this look (`blocked`); None:
+    only these two sides are known."""
 
     def pairs(self) -> list[tuple[float, float]] | None:
         """(baseline, candidate) of each round, in round order, when both sides have exactly
@@ -102,11 +118,30 @@ def cell_upto(
     ref: tuple[Sequence[float], Sequence[int]],
     mine: tuple[Sequence[float], Sequence[int]],
     last_round: int,
+    block: Block | None = None,
 ) -> CellSamples:
-    """A comparison's samples up to `last_round`, from (seconds, rounds) of each side."""
+    """A comparison's samples up to `last_round`, from (seconds, rounds) of each side, with
+    the phase's block (`phase_block`) when the caller knows the other variants."""
     b, rb = upto(*ref, last_round)
     c, rc = upto(*mine, last_round)
-    return CellSamples(b, c, rb, rc)
+    return CellSamples(b, c, rb, rc, block)
+
+
+def phase_block(
+    columns: Sequence[tuple[Sequence[float], Sequence[int]]], last_round: int
+) -> Block | None:
+    """The round means of one phase up to `last_round` over the variants (each: seconds and
+    rounds) with exactly one positive trial in every round 1…last_round; None with fewer than
+    three such variants (two are the pair itself)."""
+    logs = []
+    for seconds, rounds in columns:
+        x, r = upto(seconds, rounds, last_round)
+        if sorted(r) != list(range(1, last_round + 1)) or min(x, default=0) <= 0:
+            continue
+        logs.append([math.log(v) for _, v in sorted(zip(r, x, strict=True))])
+    if len(logs) < 3:
+        return None
+    return Block(tuple(statistics.fmean(row) for row in zip(*logs, strict=True)), len(logs))
 
 
 # --------------------------------------------------------------------------- signed rank
@@ -257,8 +292,11 @@ def compare_paired(
     floor_seconds: float = DEFAULT_FLOOR_SECONDS,
     min_n: int = DEFAULT_MIN_N,
     confidence: float = 0.95,
+    block: Block | None = None,
 ) -> Verdict:
-    """`compare` on the within-round pairs: signed-rank p, Walsh-average point and interval.
+    """`compare` on the within-round pairs: above the floor the blocked t test on log
+    durations (`explorer.analysis.blocked`: the mean log ratio, its t interval), below it the
+    signed-rank p with the Walsh-average point and interval.
 
     Args:
         pairs: (baseline seconds, candidate seconds) of each round.
@@ -266,6 +304,8 @@ def compare_paired(
         floor_seconds: Medians below this get a difference in seconds instead of a ratio.
         min_n: Fewer pairs than this: undecided, too few runs.
         confidence: Confidence level of the interval.
+        block: The phase's round means over all complete variants (None: the pairs alone,
+            the paired t test).
 
     Raises:
         UsageError: A parameter out of range, or no pairs.
@@ -312,6 +352,17 @@ def compare_paired(
         if interval is not None:
             common.update(diff_ci_low=interval[0], diff_ci_high=interval[1])
         return Verdict(**common, word=word_for(shift, interval, 0.0, margin))  # type: ignore[arg-type]
+    if use_blocks and n >= MIN_PAIRS:
+        t = blocked_t([math.log(x) for x in b], [math.log(y) for y in c], block)
+        lo, hi = t.interval(confidence)
+        ratio = math.exp(t.estimate)
+        ci = None if few else (math.exp(lo), math.exp(hi))
+        common.update(
+            p_value=t.p_value, p_method="t", ratio=ratio, difference_seconds=med_c - med_b
+        )
+        if ci is not None:
+            common.update(ci_low=ci[0], ci_high=ci[1])
+        return Verdict(**common, word=word_for(ratio, ci, 1.0, threshold))  # type: ignore[arg-type]
     logs = [math.log(y / x) for x, y in pairs]
     p, method = signed_rank(logs)
     log_shift, log_ci = hodges_lehmann(logs, confidence)
@@ -331,7 +382,11 @@ def choose_paired(cell: CellSamples, level: float) -> list[tuple[float, float]] 
     made from the design and the trials that ran, never from their values.
     """
     pairs = cell.pairs() if use_pairs else None
-    if pairs is None or smallest_paired_p(len(pairs)) > level:
+    if pairs is None:
+        return None
+    if use_blocks and not _in_seconds(pairs) and len(pairs) >= MIN_PAIRS:
+        return pairs  # the t test has no smallest p
+    if smallest_paired_p(len(pairs)) > level:
         return None
     return pairs
 
@@ -340,16 +395,25 @@ def cell_p(cell: CellSamples, level: float) -> float:
     """The comparison's raw two-sided p-value, paired or not as `choose_paired` says."""
     pairs = choose_paired(cell, level)
     if pairs is not None:
+        if use_blocks and not _in_seconds(pairs):
+            b = [math.log(x) for x, _ in pairs]
+            c = [math.log(y) for _, y in pairs]
+            return blocked_t(b, c, cell.block).p_value
         return signed_rank(_paired_diffs(pairs))[0]
     return mann_whitney(cell.baseline, cell.candidate)[0]
 
 
-def _paired_diffs(pairs: Sequence[tuple[float, float]]) -> list[float]:
-    """The differences the paired verdict tests: log ratios, or seconds below the floor."""
+def _in_seconds(pairs: Sequence[tuple[float, float]]) -> bool:
+    """True when the comparison is judged in seconds (a median below the floor)."""
     b = [x for x, _ in pairs]
     c = [y for _, y in pairs]
     floor = DEFAULT_FLOOR_SECONDS
-    if statistics.median(b) < floor or statistics.median(c) < floor or min(b + c) <= 0:
+    return statistics.median(b) < floor or statistics.median(c) < floor or min(b + c) <= 0
+
+
+def _paired_diffs(pairs: Sequence[tuple[float, float]]) -> list[float]:
+    """The differences the paired verdict tests: log ratios, or seconds below the floor."""
+    if _in_seconds(pairs):
         return [y - x for x, y in pairs]
     return [math.log(y / x) for x, y in pairs]
 
@@ -372,6 +436,7 @@ def cell_verdict(
             min_n=min_n,
             confidence=confidence,
             floor_seconds=floor_seconds,
+            block=cell.block,
         )
     v = compare(
         cell.baseline,
@@ -394,7 +459,8 @@ def pairing_note(verdicts: Mapping[tuple[str, str], Verdict]) -> str | None:
     if not apart:
         return (
             "Paired: every comparison uses the baseline's and the variant's trial of the same "
-            "round (signed rank on their ratios)."
+            "round (a t test on their log ratios, the round's other variants gauging the "
+            "noise; signed rank for phases judged in seconds)."
         )
     head = (
         "Unpaired (Mann–Whitney on all trials) for "
@@ -404,4 +470,4 @@ def pairing_note(verdicts: Mapping[tuple[str, str], Verdict]) -> str | None:
     )
     if len(apart) == len(tested):
         return head + "."
-    return head + "; the others are paired (the same round's trials, signed rank)."
+    return head + "; the others are paired (the same round's trials, blocked t test)."

@@ -357,6 +357,7 @@ def to_markdown(
             + "; ".join(record.server.off_defaults)
         )
     lines += [MECHANISM_LEGEND, ""]
+    lines += source_lines(summary)
     lines += unknown_lines(summary)
     if differ and any(differ.values()):
         lines.append("Settings in force that differ between variants:")
@@ -375,9 +376,10 @@ MECHANISM_LEGEND = (
     "WAL is the insert position's advance; WAL/row divides it by the rows; FPI full-page "
     "images; written / ext pages / fsyncs come from pg_stat_io, split by writer (work: the "
     "workload's sessions incl. pg_restore and pgbench, ckpt: checkpointer, bgw: background "
-    "writer); ckpts completed during the phase; waits: share of the workload's active "
-    "backends in each wait event over n observations. `?` = not measured (and any total "
-    "that includes it); medians over the trials."
+    "writer); evictions: buffers a writer evicted to make room (pg_stat_io, the sign of "
+    "shared_buffers pressure); ckpts completed during the phase; waits: share of the "
+    "workload's active backends in each wait event over n observations. `?` = not "
+    "measured (and any total that includes it); medians over the trials."
 )
 """What the mechanism columns mean, printed under the markdown table."""
 
@@ -388,6 +390,28 @@ def environment_lines(record: RunRecord) -> list[str]:
     if env is None:
         return ["Environment: not recorded (run stored before pgwx kept it).", ""]
     return [*conditions.describe(env), ""]
+
+
+WORK_SOURCES = {
+    "sessions": "the workload sessions' own statistics (pg_stat_get_backend_io / "
+    "pg_stat_get_backend_wal, read while each session lived); other client backends are "
+    "under other",
+    "types": "pg_stat_io summed per backend type (every client backend, an unrelated "
+    "session's I/O included; WAL and FPI are the server's) — this server has no "
+    "per-session statistics (PostgreSQL 18+)",
+    "types: a session came or went": "pg_stat_io summed per backend type where a workload "
+    "session ended or another connected during the phase (its own counts vanish with it)",
+}
+"""What each work source means, for the line under the table."""
+
+
+def source_lines(rows: list[SummaryRow]) -> list[str]:
+    """Which source the work columns came from, each source once (nothing when unmeasured)."""
+    seen = list(dict.fromkeys(s for r in rows if r.mechanism for s in r.mechanism.sources))
+    if not seen:
+        return []
+    words = "; ".join(WORK_SOURCES.get(s, s) for s in seen)
+    return [f"Work columns from: {words}.", ""]
 
 
 def unknown_lines(rows: list[SummaryRow]) -> list[str]:

@@ -155,13 +155,17 @@ class RoundPlan:
         if not judged.verdicts:
             return False  # nothing to compare: more rounds cannot decide anything
         self.useful = judged.planned or None
-        open_variants = judged.open_variants()
-        self.open_comparisons = len(judged.undecided)
-        if not open_variants:
-            if judged.undecided:  # closed as futile (`explorer.analysis.futility`)
-                self.stopped_why = "nothing left that more rounds could decide"
-            return False
-        self.active = [v for v in self.variants if v == self.baseline or v in open_variants]
+        # A look the table's size made useless (`sequential.useful_looks`) spends no α: the
+        # run's final judgement does not take it, so nobody stops on what it said.
+        dropped = self.useful is not None and measured < self.useful[-1]
+        if not (dropped and measured not in (self.useful or [])):
+            open_variants = judged.open_variants()
+            self.open_comparisons = len(judged.undecided)
+            if not open_variants:
+                if judged.undecided:  # closed as futile (`explorer.analysis.futility`)
+                    self.stopped_why = "nothing left that more rounds could decide"
+                return False
+            self.active = [v for v in self.variants if v == self.baseline or v in open_variants]
         upcoming = next_look(measured, self.looks)
         if upcoming is None:
             self.stopped_why = f"max_repeats ({self.most_rounds}) reached"

@@ -142,9 +142,10 @@ class Verdict(BaseModel):
     """The p-value after the table's multiplicity correction (Holm) and, with auto repeats,
     the look's share of α; faster/slower needs it below 1 − the run's confidence. None where
     no correction was applied (a lone comparison)."""
-    p_method: Literal["exact", "normal"] | None = None
+    p_method: Literal["exact", "normal", "t"] | None = None
     """"exact" (null distribution of U counted, no ties) or "normal" (tie- and
-    continuity-corrected normal approximation)."""
+    continuity-corrected normal approximation); "t" for the blocked t test of complete rounds
+    (`explorer.analysis.blocked`)."""
     below_floor: Literal["baseline", "candidate", "both"] | None = None
     """Which median fell below `floor_seconds`; when set, the verdict is in seconds, not a
     ratio."""
@@ -163,7 +164,8 @@ class Verdict(BaseModel):
     look: int | None = None
     """The measured round at which the word was settled (auto repeats); None otherwise."""
     pairing: Literal["paired", "unpaired"] | None = None
-    """"paired": judged on the within-round pairs (signed rank, `explorer.analysis.paired`);
+    """"paired": judged on the within-round pairs (blocked t, or signed rank in seconds:
+    `explorer.analysis.paired`);
     "unpaired": on the pooled trials (Mann–Whitney) because rounds were incomplete or too
     few for the paired test; None for a lone `compare`."""
     futile: str | None = None

@@ -105,7 +105,15 @@ def test_incomplete_rounds_are_judged_unpaired_and_said() -> None:
     v = cell_verdict(cell, 0.05, threshold=0.03, min_n=5, confidence=0.95)
     assert v.pairing == "unpaired"
     whole = CellSamples(b[:5], c, [1, 2, 3, 4, 5], [1, 2, 3, 4, 5])
-    assert cell_verdict(whole, 0.05, threshold=0.03, min_n=5, confidence=0.95).pairing == (
+    # Above the floor the blocked t test judges complete rounds: it has no smallest p.
+    v = cell_verdict(whole, 0.05, threshold=0.03, min_n=5, confidence=0.95)
+    assert v.pairing == "paired" and v.p_method == "t"
+    # In seconds (below the clock's floor) the signed rank judges them, when it can reach
+    # the level.
+    tiny = CellSamples(
+        [x / 1e5 for x in b[:5]], [x / 1e5 for x in c], [1, 2, 3, 4, 5], [1, 2, 3, 4, 5]
+    )
+    assert cell_verdict(tiny, 0.05, threshold=0.03, min_n=5, confidence=0.95).pairing == (
         "unpaired"  # five pairs cannot reach 5 % (their smallest p is 1/16)
     )
-    assert cell_verdict(whole, 0.07, threshold=0.03, min_n=5, confidence=0.95).pairing == "paired"
+    assert cell_verdict(tiny, 0.07, threshold=0.03, min_n=5, confidence=0.95).pairing == "paired"

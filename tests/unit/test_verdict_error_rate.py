@@ -118,18 +118,23 @@ def test_an_auto_run_is_judged_at_its_looks_at_the_looks_level_against_scipy() -
     assert unpaired.word == "faster"
     # scipy exact p at n = 10: 0.002879473467708762.
     assert unpaired.p_value == pytest.approx(0.002879473467708762, rel=1e-9)
-    # The run itself has complete rounds: judged on the ten within-round pairs, whose log
-    # ratios are 9 negative, 1 positive of rank 2 → W⁺ = 2; P(W⁺ ≤ 2) = 7/1024 by counting
-    # the sign flips, two-sided 14/1024. At α/6 that is undecided.
+    # The run itself has complete rounds: judged on the ten within-round pairs by the blocked
+    # t test, which with two variants is the paired t test on the log ratios — scipy 1.16.3
+    # `ttest_rel(log C10, log B10)`: p 0.004814795811657811 (at look 5, on five pairs,
+    # 0.0416: undecided at α/6), interval at 1 − 0.05/6 exp → (0.8713815487356706,
+    # 0.9932186034431133) around 0.9303076721715993. At α/6 = 0.0083 that is faster at 10.
+    # (The exact signed rank gave 14/1024 = 0.0137 here: undecided.)
     judged = judge(_record_of(B10, C10, repeats="auto"))
     assert judged.looks == [5, 10]
     v = judged.verdicts[("v1", "p1")]
-    assert v.pairing == "paired" and v.look == 10 and v.n_candidate == 10
+    assert v.pairing == "paired" and v.p_method == "t" and v.look == 10 and v.n_candidate == 10
     assert v.confidence == pytest.approx(1 - 0.05 / 6)
-    assert v.p_value == pytest.approx(14 / 1024)
-    assert v.p_adjusted == pytest.approx(14 / 1024 * 6)
-    assert v.word == "undecided" and v.ci_low is not None and v.ci_high is not None
-    assert v.ci_low < 1 < v.ci_high
+    assert v.p_value == pytest.approx(0.004814795811657811, rel=1e-9)
+    assert v.p_adjusted == pytest.approx(0.004814795811657811 * 6, rel=1e-9)
+    assert v.ratio == pytest.approx(0.9303076721715993, rel=1e-12)
+    assert v.ci_low == pytest.approx(0.8713815487356706, rel=1e-9)
+    assert v.ci_high == pytest.approx(0.9932186034431133, rel=1e-9)
+    assert v.word == "faster"
     # The same ten rounds with fixed repeats are one look at the full 5 %: faster.
     fixed = judge(_record_of(B10, C10, repeats=10)).verdicts[("v1", "p1")]
     assert fixed.confidence == pytest.approx(0.95) and fixed.look is None
@@ -213,13 +218,13 @@ def test_the_markdown_table_shows_the_raw_and_the_adjusted_p_value() -> None:
     record = _record_of(B10, C10, repeats="auto")
     md = render(record)
     assert "| verdict | p (adj.) |" in md
-    # The paired exact p (above, 14/1024) and six looks' worth of correction: 0.014 (0.082).
+    # The paired t p (above, 0.0048) and six looks' worth of correction: 0.0048 (0.029).
     row = next(line for line in md.splitlines() if line.startswith("| v1 | p1 |"))
-    assert "| 0.014 (0.082) |" in row and "undecided" in row
+    assert "| 0.0048 (0.029) |" in row and "faster" in row
     assert "judged at rounds 5, 10" in md
     data = json.loads(render(record, "json"))
     cand = next(r for r in data["rows"] if r["variant"] == "v1")["verdict"]
-    assert (cand["look"], cand["word"]) == (10, "undecided")
+    assert (cand["look"], cand["word"]) == (10, "faster")
     assert cand["p_adjusted"] == pytest.approx(cand["p_value"] * 6)
     assert data["correction"] == {
         "method": "holm",

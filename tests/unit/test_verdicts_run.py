@@ -103,9 +103,10 @@ def test_json_export_carries_interval_p_value_word_and_counts() -> None:
     data = json.loads(render(record, "json"))
     cand = next(r for r in data["rows"] if r["variant"] == "cand")
     v = cand["verdict"]
-    # 9 complete rounds, the candidate faster in every one: the paired exact two-sided
-    # p = 2 / 2⁹ (all nine signs negative), and the table says it was paired.
-    assert v["p_value"] == pytest.approx(2 / 2**9) and v["pairing"] == "paired"
+    # 9 complete rounds, the candidate about half in every one: the paired t test on the log
+    # ratios (scipy 1.16.3 `ttest_rel`: p 3.1297686687616897e-12), and it says it was paired.
+    assert v["p_value"] == pytest.approx(3.1297686687616897e-12, rel=1e-6)
+    assert v["pairing"] == "paired" and v["p_method"] == "t"
     assert v["word"] == "faster" and v["label"].endswith("faster")
     assert v["ci_low"] < v["ratio"] < v["ci_high"] < 1
     assert (v["n_baseline"], v["n_candidate"], v["threshold"]) == (9, 9, 0.03)

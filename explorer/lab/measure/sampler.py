@@ -26,7 +26,7 @@ import asyncpg
 from pydantic import BaseModel
 
 from explorer.lab.measure import stats
-from explorer.lab.measure.stats import CheckpointerDelta, IoDelta, Progress, WalDelta
+from explorer.lab.measure.stats import CheckpointerDelta, IoDelta, OwnDelta, Progress, WalDelta
 from explorer.lab.scope import close_or_terminate
 from explorer.models import (
     BLOCK_SIZE,
@@ -34,6 +34,7 @@ from explorer.models import (
     Capabilities,
     PhaseMechanism,
     TrialStats,
+    WorkSource,
     WriterIo,
 )
 from explorer.server.connect import ConnectError, Target
@@ -42,6 +43,7 @@ from explorer.server.failures import one_sentence
 __all__ = [
     "CheckpointerDelta",
     "IoDelta",
+    "OwnDelta",
     "Progress",
     "Sample",
     "Sampler",
@@ -129,6 +131,8 @@ class Sample(BaseModel):
     """pg_stat_io deltas per backend_type/object/context, changed rows only; empty on ≤15."""
     checkpointer: CheckpointerDelta | None = None
     """Checkpoint deltas."""
+    own: OwnDelta | None = None
+    """The workload sessions' own WAL and I/O (18+, per-backend statistics); None before."""
     waits: dict[str, int] = {}
     """'Type:Event' (or 'CPU') → observations of active workload backends in this interval."""
     wait_polls: int = 0
@@ -153,6 +157,9 @@ class _Trial:
         self.waits: Counter[str] = Counter()
         self.wait_polls = 0
         self.relation_bytes: dict[str, int] = {}
+        self.own: OwnDelta | None = None
+        self.own_whole = True
+        """Every reading had the sessions' own counters and no session came or went."""
 
     def add(self, s: Sample) -> None:
         self.samples += 1
@@ -178,6 +185,14 @@ class _Trial:
                     name,
                     getattr(self.checkpointer, name) + getattr(s.checkpointer, name),
                 )
+        if s.own is None:
+            self.own_whole = False
+        else:
+            self.own = self.own or OwnDelta()
+            for name in stats.OWN_FIELDS:
+                setattr(self.own, name, getattr(self.own, name) + getattr(s.own, name))
+            self.own.sessions = max(self.own.sessions, s.own.sessions)
+            self.own_whole = self.own_whole and not s.own.changed
         self.waits.update(s.waits)
         self.wait_polls += s.wait_polls
         self.relation_bytes.update(s.relation_bytes)
@@ -229,6 +244,31 @@ def writer_of(backend_type: str) -> str:
     return "other"
 
 
+def _own_writer(own: OwnDelta) -> WriterIo:
+    return WriterIo(
+        written=own.write_bytes // BLOCK_SIZE,
+        extended=own.extend_bytes // BLOCK_SIZE,
+        fsyncs=own.fsyncs,
+        evicted=own.evictions,
+    )
+
+
+def work_source(window: _Trial, *, complete: bool, has_io: bool) -> WorkSource | None:
+    """Where a phase's work columns come from (None: not measured at all).
+
+    "sessions" when every reading had the workload sessions' own statistics (18+) and no
+    session came or went; "types" (pg_stat_io summed per backend type, every client backend)
+    otherwise (see `explorer.models.WorkSource`).
+    """
+    if not complete or not window.samples:
+        return None
+    if window.own is not None and window.own_whole:
+        return "sessions"
+    if window.own is not None:
+        return "types: a session came or went"
+    return "types" if has_io or window.wal is not None else None
+
+
 def phase_mechanism(
     window: _Trial, *, has_io: bool, complete: bool, unsupported: list[str]
 ) -> PhaseMechanism:
@@ -246,14 +286,25 @@ def phase_mechanism(
         unknown.append("the sampler missed a reading at this phase's edges")
     writers: dict[str, WriterIo] | None = None
     if has_io and complete:
-        writers = {w: WriterIo() for w in WRITERS}
+        writers = {w: WriterIo(evicted=0) for w in WRITERS}
         for row in window.io.values():
             w = writers[writer_of(row.backend_type)]
             if row.object in ("relation", "temp relation"):
                 w.written += int(row.write_bytes) // BLOCK_SIZE
                 w.extended += int(row.extend_bytes) // BLOCK_SIZE
+                w.evicted = (w.evicted or 0) + int(row.evictions)
             w.fsyncs += int(row.fsyncs)
     wal = window.wal if complete else None
+    own = window.own if complete and window.own_whole and window.own is not None else None
+    if own is not None and writers is not None:
+        # The workload's own sessions; every other client backend (an unrelated session, a
+        # monitoring tool) moves from "workload" to "other".
+        by_type, mine = writers["workload"], _own_writer(own)
+        rest = writers["other"]
+        for kind in ("written", "extended", "fsyncs", "evicted"):
+            extra = max((getattr(by_type, kind) or 0) - (getattr(mine, kind) or 0), 0)
+            setattr(rest, kind, (getattr(rest, kind) or 0) + extra)
+        writers["workload"] = mine
     return PhaseMechanism(
         samples=window.samples,
         wal_bytes=window.wal_bytes if complete else None,
@@ -262,6 +313,10 @@ def phase_mechanism(
         wal_records=wal.records if wal else None,
         writers=writers,
         checkpoints=window.checkpointer.checkpoints if complete else None,
+        work_source=work_source(window, complete=complete, has_io=has_io),
+        work_wal_bytes=own.wal_bytes if own else None,
+        work_wal_fpi=own.wal_fpi if own else None,
+        work_wal_records=own.wal_records if own else None,
         waits=dict(window.waits.most_common()) if window.wait_polls else None,
         wait_samples=sum(window.waits.values()),
         unknown=unknown,

@@ -84,6 +84,50 @@ class IoDelta(BaseModel):
     """Bytes added by extension (16–17: op_bytes × extends)."""
 
 
+class OwnDelta(BaseModel):
+    """The workload sessions' own counters over one interval (PostgreSQL 18+:
+    pg_stat_get_backend_wal / pg_stat_get_backend_io of each session carrying the workload's
+    application_name), summed over the sessions read at both ends of the interval.
+
+    Per-backend statistics vanish with their backend, so a session that ended in the
+    interval took its last counts with it: `changed` then says the sums are not the whole
+    workload's, and so does a session that appeared (or any new session on the server, which
+    may have been a workload session too short to be seen).
+    """
+
+    wal_records: int = 0
+    """WAL records the sessions generated."""
+    wal_fpi: int = 0
+    """Full-page images they wrote into WAL."""
+    wal_bytes: int = 0
+    """WAL bytes they generated."""
+    write_bytes: int = 0
+    """Bytes they wrote to relation files (relation and temp relation objects)."""
+    extend_bytes: int = 0
+    """Bytes they added to relation files by extension."""
+    fsyncs: int = 0
+    """fsync calls (every object, WAL included, as pg_stat_io on 18)."""
+    evictions: int = 0
+    """Buffers they evicted to make room (relation and temp relation objects)."""
+    sessions: int = 0
+    """Workload sessions read at both ends of the interval."""
+    changed: bool = False
+    """A workload session ended or appeared, or another session connected, in the interval:
+    the sums may miss a session's counts."""
+
+
+OWN_FIELDS = (
+    "wal_records",
+    "wal_fpi",
+    "wal_bytes",
+    "write_bytes",
+    "extend_bytes",
+    "fsyncs",
+    "evictions",
+)
+"""The per-session numbers of the `own` column, after the pid, in order."""
+
+
 class CheckpointerDelta(BaseModel):
     """Checkpoint activity over an interval."""
 
@@ -250,6 +294,24 @@ def _wal_sql(caps: Capabilities) -> str:
     )
 
 
+_REL = "object IN ('relation', 'temp relation')"
+
+OWN_SQL = (
+    "(SELECT coalesce(json_agg(json_build_array(w.pid, b.wal_records, b.wal_fpi, b.wal_bytes, "
+    "io.write_bytes, io.extend_bytes, io.fsyncs, io.evictions)), '[]') "
+    "FROM work w CROSS JOIN LATERAL pg_stat_get_backend_wal(w.pid) b "
+    "CROSS JOIN LATERAL (SELECT "
+    f"coalesce(sum(write_bytes) FILTER (WHERE {_REL}), 0) AS write_bytes, "
+    f"coalesce(sum(extend_bytes) FILTER (WHERE {_REL}), 0) AS extend_bytes, "
+    "coalesce(sum(fsyncs), 0) AS fsyncs, "
+    f"coalesce(sum(evictions) FILTER (WHERE {_REL}), 0) AS evictions "
+    "FROM pg_stat_get_backend_io(w.pid)) io "
+    # a session gone between the CTE and the call has no statistics any more (NULL)
+    "WHERE b.wal_records IS NOT NULL)"
+)
+"""18+: each workload session's own cumulative WAL and I/O, `[pid, *OWN_FIELDS]` per row."""
+
+
 def _checkpointer_sql(caps: Capabilities) -> str:
     if caps.version_num >= 180000:
         # num_timed/num_requested also count checkpoints skipped on an idle server; 18 added
@@ -303,6 +365,13 @@ def counters_query(caps: Capabilities) -> CountersQuery:
         parts.append("'[]'::json AS io")
         unsupported.append(f"pg_stat_io: not on PG {major}")
     parts.append(f"{_checkpointer_sql(caps)} AS checkpointer")
+    if caps.version_num >= 180000:
+        parts.append(f"{OWN_SQL} AS own")
+        # Sessions established (pg_stat_database.sessions, 14+): one that came and went
+        # between two readings is otherwise invisible to the per-session sums.
+        parts.append("(SELECT sum(sessions) FROM pg_stat_database)::int8 AS sessions")
+    else:
+        parts.append("NULL::json AS own, NULL::int8 AS sessions")
     # pg_table_size takes an AccessShareLock: the session's lock_timeout keeps a TRUNCATE in
     # an open transaction from stalling the sampler. to_regclass hides what is gone or not
     # visible here (another session's temp table).
@@ -374,6 +443,33 @@ class Reading:
             (r[0], r[1], r[2]): [float(x) for x in r[3:]] for r in row["io"]
         }
         self.checkpointer: list[Any] = row["checkpointer"]
+        own = row.get("own")
+        self.own: dict[int, list[float]] | None = (
+            None if own is None else {int(r[0]): [float(x) for x in r[1:]] for r in own}
+        )
+        self.sessions: int | None = row.get("sessions")
+
+    def own_since(self, prev: Reading) -> OwnDelta | None:
+        """The workload sessions' own counters from `prev` to this reading (None before 18).
+
+        Summed over the sessions read at both readings; `changed` when the set of sessions
+        differs or any session connected to the server in between.
+        """
+        if self.own is None or prev.own is None:
+            return None
+        both = self.own.keys() & prev.own.keys()
+        sums = [0.0] * len(OWN_FIELDS)
+        for pid in both:
+            for i, (c, p) in enumerate(zip(self.own[pid], prev.own[pid], strict=True)):
+                sums[i] += _delta(c, p)
+        connected = self.sessions is None or prev.sessions is None or self.sessions != prev.sessions
+        return OwnDelta.model_validate(
+            {
+                **dict(zip(OWN_FIELDS, sums, strict=True)),
+                "sessions": len(both),
+                "changed": self.own.keys() != prev.own.keys() or connected,
+            }
+        )
 
     def since(self, prev: Reading) -> dict[str, Any]:
         """Counter deltas from `prev` to this reading, keyed as `Sample` fields."""
@@ -398,6 +494,7 @@ class Reading:
                         {"backend_type": key[0], "object": key[1], "context": key[2], **fields}
                     )
                 )
+        out["own"] = self.own_since(prev)
         out["checkpointer"] = CheckpointerDelta.model_validate(
             {
                 name: _delta(float(c), float(p))

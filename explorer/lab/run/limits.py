@@ -43,6 +43,8 @@ class SizeEstimate:
     """Rough bytes one trial writes."""
     trials: int
     """Trials planned (variants × repeats)."""
+    upto: bool = False
+    """`trials` is the most the run may take (repeats = "auto" may end it sooner)."""
 
     @property
     def large(self) -> bool:
@@ -58,7 +60,8 @@ class SizeEstimate:
         """E.g. 'about 10,000,000 rows (1.1 GiB) per trial, 15 trials'."""
         rows = f"{self.rows:,}" if self.rows < 10**15 else _power(self.rows)
         size = human_bytes(self.bytes) if self.bytes < 1024**6 else f"{_power(self.bytes)} B"
-        return f"about {rows} rows ({size}) per trial, {self.trials} trials"
+        most = "up to " if self.upto else ""
+        return f"about {rows} rows ({size}) per trial, {most}{self.trials} trials"
 
 
 def _power(n: int) -> str:
@@ -140,7 +143,10 @@ def sized_workload(
             f"--scale {scale:g} is far too large for any server; use a scale near 1."
         ) from None
     estimate = SizeEstimate(
-        rows=rows, bytes=size, trials=(variants or len(profile.variants)) * count
+        rows=rows,
+        bytes=size,
+        trials=(variants or len(profile.variants)) * count,
+        upto=profile.repeats == "auto" and not isinstance(repeats, int),
     )
     if estimate.over_ceiling and not allow_large:
         raise UsageError(

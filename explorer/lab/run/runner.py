@@ -31,6 +31,7 @@ from explorer.lab.measure.environment import MachineLoad
 from explorer.lab.measure.environment import capture as capture_environment
 from explorer.lab.measure.probe import PhaseProbe
 from explorer.lab.measure.sampler import Sampler, SamplerNotice, TrialSampler
+from explorer.lab.measure.wal_level import wal_level
 from explorer.lab.profiles.anysetting import learn_settings, split, toast_pin
 from explorer.lab.profiles.availability import unavailable_reason
 from explorer.lab.run.request import RunOptions, select_variants
@@ -250,6 +251,8 @@ class Runner:
         self._between_open: set[str] | None = None
         """With several servers: variants whose comparison between servers was open at the
         last look of that table (None before its first look)."""
+        self._most_trials = 0
+        """Trials the run may take at most, said when it starts (see `_open_run`)."""
 
     # ------------------------------------------------------------------ plumbing
     def _turn(self) -> contextlib.AbstractAsyncContextManager[None]:
@@ -458,13 +461,20 @@ class Runner:
             await owner.close()
             raise
         self._record = record
+        rounds = self.round_plan()
+        # The most trials the run may take, said once and kept: an auto run's count never
+        # grows under the reader (`18 trials`, then `[27/27]`), it may only end sooner.
+        self._most_trials = sum(1 for v in self.variants() if not reasons[v.name]) * (
+            self.profile.warmup + rounds.most_rounds
+        )
         self._emit(
             RunStarted(
                 at=self.clock(),
                 run_id=self.run_id,
                 profile=self.profile.name,
                 server=server,
-                total_trials=len(plan),
+                total_trials=self._most_trials,
+                upto=rounds.auto,
             )
         )
         if foreign:
@@ -525,7 +535,6 @@ class Runner:
         reasons = scope.reasons
         by_name = {v.name: v for v in self.variants()}
         rounds = self.round_plan()
-        runnable = sum(1 for v in by_name if not reasons[v])
         done, index, more = 0, 0, True
         while more:
             for name in rounds.order(done):
@@ -540,7 +549,8 @@ class Runner:
                             variant=name,
                             repeat=done + 1,
                             index=index,
-                            total=max(index, runnable * rounds.first_rounds()),
+                            total=max(index, self._most_trials),
+                            upto=rounds.auto,
                             plan=rounds.progress(done, self.clock()),
                         )
                     )
@@ -906,18 +916,14 @@ class Runner:
                 [
                     *WATCHED_GUCS,
                     "default_toast_compression",
-                    "effective_wal_level",  # 19+: the level in force, read where present
                     *(n for v in self.variants() for n in v.knobs.settings),
                 ],
             )
-            effective = result.settings.get("effective_wal_level")
-            asked = variant.knobs.wal_level
-            if effective is not None and asked is not None and effective != asked:
-                self._notice(
-                    f"{variant.name}: wal_level is {asked} but the level in force "
-                    f"(effective_wal_level) is {effective}",
-                    "warning",
-                )
+            level = await wal_level(ctx.conn)  # 19+: the level in force, where reported
+            if level.effective is not None:
+                result.settings["effective_wal_level"] = level.effective
+            if (mismatch := level.mismatch(variant.knobs.wal_level)) is not None:
+                self._notice(f"{variant.name}: {mismatch}", "warning")
             booted = await postmaster_start(side)
             await run_watched(
                 workload.trial(ctx),

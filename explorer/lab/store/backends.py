@@ -98,8 +98,8 @@ CROSS JOIN LATERAL (
     SELECT k.metric || '_' || w.key, (w.value->>k.field)::double precision
     FROM jsonb_each(CASE WHEN jsonb_typeof(p->'mechanism'->'writers') = 'object'
                          THEN p->'mechanism'->'writers' ELSE '{{}}'::jsonb END) AS w
-    CROSS JOIN (VALUES ('writes', 'written'), ('extends', 'extended'), ('fsyncs', 'fsyncs'))
-        AS k(metric, field)
+    CROSS JOIN (VALUES ('writes', 'written'), ('extends', 'extended'), ('fsyncs', 'fsyncs'),
+                       ('evictions', 'evicted')) AS k(metric, field)
     UNION ALL
     -- the share of the workload's sampled backends in each wait event: wait_share:IO:WalSync
     SELECT 'wait_share:' || x.key,
@@ -111,7 +111,7 @@ CROSS JOIN LATERAL (
 WHERE t.result->>'status' = 'ok' AND m.value IS NOT NULL;
 COMMENT ON VIEW {PG_SCHEMA}.measurements IS
     'pgwx: one row per run, variant, phase, trial and metric (seconds, rows, wal_bytes, '
-    'wal_fpi, wal_records, checkpoints, writes/extends/fsyncs by writer, wait shares)';
+    'wal_fpi, wal_records, checkpoints, writes/extends/fsyncs/evictions by writer, wait shares)';
 """
 """The long view for charts: one row per run, variant, phase, trial and metric. Replaced in
 place (columns only ever added at the end) when an older store gets its first verdicts."""

@@ -156,6 +156,9 @@ class RunView:
     """idle, running, finished, failed, cancelled, incomplete."""
     reason: str | None = None
     total_trials: int = 0
+    """Trials the run plans, from its start (the most it may take when `trials_upto`)."""
+    trials_upto: bool = False
+    """`total_trials` is a maximum: repeats = "auto" may end the run sooner."""
     trial_index: int = 0
     variant: str | None = None
     """Variant of the trial in flight."""
@@ -205,6 +208,11 @@ class RunView:
         return self.status == "running"
 
     @property
+    def count(self) -> str:
+        """Where the run stands in its trials: '5/27', or '5/≤27' when it may end sooner."""
+        return f"{self.trial_index}/{'≤' if self.trials_upto else ''}{self.total_trials}"
+
+    @property
     def caps(self) -> Capabilities | None:
         """Capabilities of the run's server."""
         return self.server.capabilities if self.server else None
@@ -218,6 +226,7 @@ class RunView:
             self._started(event)
         elif isinstance(event, TrialStarted):
             self.trial_index, self.total_trials = event.index, event.total
+            self.trials_upto = event.upto
             self.variant, self.repeat = event.variant, event.repeat
             self.round_plan = event.plan
             self.trial_started = event.at
@@ -342,6 +351,7 @@ class RunView:
         self.run_id, self.server = event.run_id, event.server
         self.status, self.reason = "running", None
         self.total_trials, self.trial_index = event.total_trials, 0
+        self.trials_upto = event.upto
         self.variant, self.repeat, self.phase, self.last_phase = None, 0, None, None
         self.progress = PhaseProgress()
         self.activity = ActivitySeries()

@@ -53,14 +53,15 @@ def narrate(event: Event) -> str | None:
     if isinstance(event, RunStarted):
         return (
             f"run {event.run_id}: {event.profile} on {event.server.dsn_masked} "
-            f"(PostgreSQL {event.server.capabilities.version}), {event.total_trials} trials"
+            f"(PostgreSQL {event.server.capabilities.version}), "
+            f"{'up to ' if event.upto else ''}{event.total_trials} trials"
         )
     if isinstance(event, Notice):
         return event.message
     if isinstance(event, TrialStarted):
         # The plan counts rounds without the warm-ups; a rep beside it would contradict it.
         where = f" · {event.plan}" if event.plan else f" · rep {event.repeat}"
-        return f"[{event.index}/{event.total}] {event.variant}{where}"
+        return f"[{event.index}/{'≤' if event.upto else ''}{event.total}] {event.variant}{where}"
     if isinstance(event, PhaseEnded):
         r = event.result
         rows = f" · {r.rows:,} rows" if r.rows is not None else ""

@@ -364,7 +364,9 @@ def restore_mechanisms(
         commit_m = PhaseMechanism(
             wal_fpi=0 if load_m.wal_fpi is not None else None,
             wal_records=0 if load_m.wal_records is not None else None,
-            writers=None if load_m.writers is None else {w: WriterIo() for w in load_m.writers},
+            writers=None
+            if load_m.writers is None
+            else {w: WriterIo(evicted=0) for w in load_m.writers},
             checkpoints=0 if load_m.checkpoints is not None else None,
             waits={},
             unknown=["COMMIT not seen apart from the load: its counters are on the load's row"],

@@ -550,9 +550,7 @@ class LabScreen(Screen[None]):
         view, panel = self.view, self.knob_panel
         if view.record is not None:
             name = view.record.profile.name
-            self.query_one(
-                ServerHeader
-            ).run = f"{name} {view.trial_index}/{view.total_trials} {view.status}"
+            self.query_one(ServerHeader).run = f"{name} {view.count} {view.status}"
             live = view.running or self.config.replay is not None
             key = (live, view.variant, view.record.id)
             if key == self._running_key:

@@ -340,7 +340,7 @@ class DurationPane(NoFocusStyles, VerticalScroll):
             text.append(v.variant, style="bold")
             # One counter: the plan's round (warm-ups apart) where there is one, else the rep.
             rep = "" if v.round_plan else f" · rep {v.repeat}"
-            text.append(f"{rep} · {v.trial_index}/{v.total_trials}")
+            text.append(f"{rep} · {v.count}")
             if v.round_plan:
                 text.append(f"\n{self._plan_shown(v.round_plan)}", style="dim")
             if v.phase and v.trial_phases:
@@ -374,7 +374,7 @@ class DurationPane(NoFocusStyles, VerticalScroll):
             text.append(f"run {v.status}", style="bold")
             if v.reason:
                 text.append(f": {v.reason}")
-            text.append(f"\n{v.trial_index}/{v.total_trials} trials", style="dim")
+            text.append(f"\n{v.count} trials", style="dim")
         return text
 
     def _clock_text(self, _width: int) -> Text:

@@ -191,6 +191,15 @@ class KnobSelect(Select[Any]):
         border: round $accent;
         background: $surface;
     }
+    /* The value takes the whole row up to its arrow (compact Select kept a cell after the
+       arrow: at 120x36 `fk-timing-restor`, arrow); one longer still ends in `…`, never cut. */
+    KnobSelect.-textual-compact > SelectCurrent {
+        padding: 0;
+    }
+    KnobSelect > SelectCurrent Static#label {
+        text-wrap: nowrap;
+        text-overflow: ellipsis;
+    }
     """
 
     def __init__(self, choices: list[tuple[str, Any]], *, id: str | None = None) -> None:
