@@ -23,7 +23,7 @@ from pathlib import Path
 import asyncpg
 import pytest
 
-from explorer.lab.store.results import ResultStore
+from explorer.lab.store.results import ResultStore, StoreLost
 from explorer.server.embedded import LocalServer
 from tests.support.cli import private_env
 from tests.support.stored import fresh_database, store_url
@@ -157,3 +157,15 @@ def test_a_store_lost_for_good_keeps_the_run_locally_and_puts_settings_back(
         assert all(t.status == "ok" for t in record.trials)
     finally:
         kept.close()
+
+
+def test_a_store_given_up_says_so_at_once(pg18_server: LocalServer, team: str) -> None:
+    """After a run gave the store up, the app's later reads of it (its runs list, the servers'
+    comparison) end in one sentence at once, never waiting on a stopped connection."""
+    store = ResultStore(store_url(pg18_server, team))
+    store.abandon()
+    began = time.monotonic()
+    with pytest.raises(StoreLost, match="was lost during this session"):
+        store.list_runs()
+    assert time.monotonic() - began < 1
+    store.close()  # writes nothing, raises nothing

@@ -225,6 +225,45 @@ def store_kind(location: str) -> str:
     return "file"
 
 
+class LostBackend:
+    """A store given up after it was lost: every use says so at once (never waits on it)."""
+
+    trial_status = "NULL"
+
+    def __init__(self, location: str) -> None:
+        self.location = location
+
+    def _lost(self) -> StoreLost:
+        return StoreLost(
+            f"The results store {self.location} was lost during this session; pgwx no longer "
+            "writes or reads it (start pgwx again once it is back)."
+        )
+
+    def run(self, sql: str, params: Sequence[Any] = ()) -> None:
+        raise self._lost()
+
+    def many(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
+        raise self._lost()
+
+    def one(self, sql: str, params: Sequence[Any] = ()) -> tuple[Any, ...] | None:
+        raise self._lost()
+
+    def all(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        raise self._lost()
+
+    def begin(self) -> None:
+        raise self._lost()
+
+    def commit(self) -> None:
+        raise self._lost()
+
+    def rollback(self) -> None:
+        pass  # nothing was begun
+
+    def close(self) -> None:
+        pass
+
+
 # --------------------------------------------------------------------------- SQLite
 
 

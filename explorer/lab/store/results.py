@@ -23,6 +23,7 @@ from pydantic import TypeAdapter, ValidationError
 from explorer.files import PRIVATE, private_dir, write_new
 from explorer.lab.store.backends import (
     BUSY_TIMEOUT,
+    LostBackend,
     PostgresBackend,
     SqlBackend,
     SqliteBackend,
@@ -261,6 +262,7 @@ class ResultStore:
         self._abandoned = True
         with suppress(Exception):  # it is lost: closing it may fail in any way
             self.sql.close()
+        self.sql = LostBackend(str(self.path))  # a later use says so, never waits on it
 
     # ------------------------------------------------------------------ writing
     def _flush_events(self) -> None:
