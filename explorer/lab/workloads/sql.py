@@ -37,6 +37,7 @@ from explorer.lab.scope import (
     work_app,
 )
 from explorer.lab.workloads.base import Params, TrialContext, Workload, WorkloadError
+from explorer.lab.workloads.data_bounds import NOTE_LARGE
 from explorer.lab.workloads.file_extension import parse_pgbench, pgbench_conninfo
 from explorer.lab.workloads.sql_guard import (
     TRANSACTION_CONTROL,
@@ -566,6 +567,7 @@ class SqlWorkload(Workload):
         return bounded_note(
             [(str(r["key"]), r["value"], int(r["length"] or 0)) for r in rows],
             self.bounds.note_chars,
+            "" if self.bounds.allow_large else f", {NOTE_LARGE:,} with --allow-large",
         )
 
     def _too_long(self, where: str) -> str:
@@ -576,16 +578,17 @@ class SqlWorkload(Workload):
         )
 
 
-def bounded_note(cells: list[tuple[str, str | None, int]], limit: int) -> str:
+def bounded_note(cells: list[tuple[str, str | None, int]], limit: int, more: str = "") -> str:
     """'name=value, …' of (name, value as cut by the server, full length) cut to `limit`
-    characters, saying how long it was (a NULL reads None, as before)."""
+    characters, saying how long it was and (`more`) how to keep more (a NULL reads None, as
+    before)."""
     parts = [f"{name}={'None' if value is None else value}" for name, value, _ in cells]
     text = ", ".join(parts)
     full = sum(len(name) + 1 + (4 if value is None else length) for name, value, length in cells)
     full += 2 * (len(cells) - 1)
     if full <= limit and len(text) <= limit:
         return text
-    return f"{text[:limit]}… (cut: {full:,} characters; notes keep {limit:,})"
+    return f"{text[:limit]}… (cut: {full:,} characters; notes keep {limit:,}{more})"
 
 
 DROP_LOCK_WAIT = "10s"
