@@ -83,6 +83,16 @@ def main() -> None:
         help="runs per 7×3 cell of the paired-vs-unpaired section (3×3: 2×, 1×1: 4×)",
     )
     parser.add_argument("--skip-paired", action="store_true", help="only the first table")
+    parser.add_argument(
+        "--analyses",
+        default=",".join(str(i) for i in range(len(ANALYSES))),
+        help="paired section: which analyses, by index (0 = pgwx's default; e.g. 0,2)",
+    )
+    parser.add_argument(
+        "--parts",
+        default="main,noisy,versus",
+        help="paired section: which tables (main, noisy, versus; the goals need main and versus)",
+    )
     parser.add_argument("--skip-first", action="store_true", help="only the paired section")
     args = parser.parse_args()
     if args.drift_only:
@@ -92,7 +102,7 @@ def main() -> None:
         servers_section(10 if args.smoke else args.servers_runs, args.seed)
         return
     if args.skip_first:
-        paired_section(args.smoke, args.paired_runs, args.seed)
+        paired_section(args.smoke, args.paired_runs, args.seed, args.analyses, args.parts)
         return
     small, big = (20, 3) if args.smoke else (args.runs, args.big_runs)
     began = time.perf_counter()
@@ -136,7 +146,7 @@ def main() -> None:
     servers_section(10 if args.smoke else args.servers_runs, args.seed)
 
     if not args.skip_paired:
-        paired_section(args.smoke, args.paired_runs, args.seed)
+        paired_section(args.smoke, args.paired_runs, args.seed, args.analyses, args.parts)
 
 
 def servers_section(runs: int, seed: int) -> None:
@@ -200,10 +210,19 @@ CONDITIONS += (("10 % skewed", 0.10, 0.0, True), ("20 %", 0.20, 0.0, False))
 """(name, trial noise, per-round factor sd, skewed)."""
 
 
-def paired_section(smoke: bool, runs: int, seed: int) -> None:
-    """The comparison table, the auto-vs-fixed table and every goal figure with its interval."""
+def paired_section(
+    smoke: bool,
+    runs: int,
+    seed: int,
+    which: str = "0,1,2,3",
+    parts: str = "main,noisy,versus",
+) -> None:
+    """The comparison table, the auto-vs-fixed table and every goal figure with its interval
+    (`which`: the analyses by index; `parts`: the tables)."""
     began = time.perf_counter()
     base_runs = 2 if smoke else runs
+    chosen = [ANALYSES[int(i)] for i in which.split(",")]
+    main_rows = chosen if "main" in parts else []
     print("\n## Paired against unpaired, with and without futility (issue 35)\n")
     print(
         "| analysis | table | noise | A/A any false | A/A median rounds | 0.85× found ≤ 15 "
@@ -212,7 +231,7 @@ def paired_section(smoke: bool, runs: int, seed: int) -> None:
     print("|---|---|---|---|---|---|---|")
     worst: tuple[float, str, str] = (-1.0, "", "")
     goals: dict[str, Cell] = {}
-    for label, pairs, stop, blocks in ANALYSES:
+    for label, pairs, stop, blocks in main_rows:
         with analysis(pairs, stop, blocks):
             for variants, phases, name, mult in PAIRED_TABLES:
                 n = base_runs * mult
@@ -229,7 +248,7 @@ def paired_section(smoke: bool, runs: int, seed: int) -> None:
                     )
                     if aa.false / n > worst[0]:
                         worst = (aa.false / n, f"{label}, {name}, {cond}", share_text(aa.false, n))
-                    if label == ANALYSES[0][0]:
+                    if label == ANALYSES[0][0]:  # pgwx's default
                         goals[f"aa {name} {cond}"] = aa
                         goals[f"fx {name} {cond}"] = fx
     print(
@@ -238,7 +257,7 @@ def paired_section(smoke: bool, runs: int, seed: int) -> None:
     )
     print("| analysis | table | A/A any false | A/A median rounds |")
     print("|---|---|---|---|")
-    for label, pairs, stop, blocks in ANALYSES[::2]:
+    for label, pairs, stop, blocks in chosen if "noisy" in parts else []:
         with analysis(pairs, stop, blocks):
             for variants, phases, name, mult in PAIRED_TABLES:
                 n = base_runs * mult
@@ -259,7 +278,7 @@ def paired_section(smoke: bool, runs: int, seed: int) -> None:
     print("|---|---|---|---|---|---|")
     versus: list[tuple[str, Cell]] = []
     with analysis(True, True):
-        for variants, phases, name, mult in PAIRED_TABLES:
+        for variants, phases, name, mult in PAIRED_TABLES if "versus" in parts else []:
             n = base_runs * mult
             for cond, noise, factor, skew in CONDITIONS[:3]:
                 for effect in (0.85, 0.90):
@@ -273,9 +292,9 @@ def paired_section(smoke: bool, runs: int, seed: int) -> None:
                         f"{share_text(c.fixed_found, n)} | {c.mean_rounds:.1f} |",
                         flush=True,
                     )
-    print("\n## Goals (pgwx's default: paired + futility)\n")
+    print("\n## Goals (pgwx's default: blocked t + futility)\n")
     print(f"- whole-run false-finding rate ≤ 5 % everywhere: worst {worst[2]} ({worst[1]})")
-    for cond in ("10 %", "10 % + round 5 %", "10 % + round 15 %"):
+    for cond in ("10 %", "10 % + round 5 %", "10 % + round 15 %") if goals else ():
         c = goals[f"fx 7×3 {cond}"]
         goal = 80 if cond == "10 %" else 90
         print(
@@ -283,7 +302,7 @@ def paired_section(smoke: bool, runs: int, seed: int) -> None:
             f"{share_text(c.found_by_15, c.runs)} ("
             + ("not a goal: what pairing is for)" if "15" in cond else f"goal ≥ {goal} %)")
         )
-    for _, _, name, _ in PAIRED_TABLES:
+    for _, _, name, _ in PAIRED_TABLES if goals else ():
         c = goals[f"aa {name} 10 %"]
         lo, hi = median_interval(c.rounds)
         print(

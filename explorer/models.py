@@ -523,6 +523,9 @@ class Capabilities(BaseModel):
     """The settings pgwx may touch."""
     io_methods: list[str] = []
     """The io_method values this server's build accepts (empty before 18)."""
+    setting_names: list[str] = Field(default=[], exclude=True)
+    """Every setting name of the server (the app's "other settings" row offers the nearest
+    to a typo); not stored with a run."""
 
     @property
     def major(self) -> int:

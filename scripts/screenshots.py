@@ -3,7 +3,8 @@
 Every image is the app saving itself (no server needed): the recorded durability run in
 tests/fixtures/durability.json is replayed all at once, stopped mid-run or at its end; the
 quick-demo fixture and the shipped fk-timing-restore recording give the verdicts, the
-presenter layout's large type and a replay after a jump.
+presenter layout's large type and a replay after a jump; a real recorded max_wal_size
+sweep gives the sweep's curve (`v`).
 The SVGs are made byte-stable (Rich's random ids replaced) so an unchanged screen makes an
 unchanged file. Look at them as PNGs with `rsvg-convert -o /tmp/x.png screenshots/x.svg`.
 """
@@ -130,6 +131,14 @@ async def shoot_jump(name: str, size: tuple[int, int], scratch: Path) -> Path:
     return await shoot_in_commit(name, size, scratch, "left_square_bracket", 0.6)
 
 
+SWEEP = ROOT / "tests" / "fixtures" / "max-wal-size-sweep.pgwx"
+"""A real max_wal_size sweep (`pgwx run max-wal-size --scale 0.5 --repeats 8` on the bundled
+18, exported with `pgwx export --redact-host`)."""
+SWEEP_SHOTS = [("sweep-120x36", (120, 36), ("v",)), ("sweep-80x24", (80, 24), ("v",))]
+"""The sweep's curve (`v`): the ratio chart in the grid's narrow chart pane at 120x36, and
+at 80x24 the ratio beside the mechanism (checkpoints, FPI, WAL) in the chart tab."""
+
+
 def stabilise(path: Path) -> None:
     """Replace Rich's random SVG ids, so an unchanged screen makes an unchanged file."""
     path.write_text(re.sub(r"\bterminal-\d+-", "terminal-pgwx-", path.read_text()))
@@ -157,6 +166,10 @@ async def main() -> None:
             print(f"{path.relative_to(ROOT)}  {size[0]}x{size[1]}")
         for name, size in JUMP_SHOTS:
             path = await shoot_jump(name, size, Path(scratch))
+            stabilise(path)
+            print(f"{path.relative_to(ROOT)}  {size[0]}x{size[1]}")
+        for name, size, keys in SWEEP_SHOTS:
+            path = await shoot(name, size, None, keys, Path(scratch), SWEEP)
             stabilise(path)
             print(f"{path.relative_to(ROOT)}  {size[0]}x{size[1]}")
 

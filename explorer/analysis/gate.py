@@ -13,10 +13,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from explorer.analysis.verdict import SLOWER, Verdict
 from explorer.errors import UsageError
 from explorer.models import RunRecord
+
+if TYPE_CHECKING:
+    from explorer.analysis.judge import Judgement
 
 EXIT_REGRESSED = 5
 """Exit status when the gate found a decided `slower` among the comparisons it watches."""
@@ -137,13 +141,16 @@ def gated_status(status: int, gate: Gate | None, found: list[Comparison]) -> int
     return EXIT_REGRESSED
 
 
-def comparisons_of(record: RunRecord, where: str = "") -> list[Comparison]:
-    """Every variant × phase verdict of a stored run, as its report judges it."""
+def comparisons_of(
+    record: RunRecord, where: str = "", judged: Judgement | None = None
+) -> list[Comparison]:
+    """Every variant × phase verdict of a stored run, as its report judges it (`judged`:
+    the run's judgement already made, so a run is judged once)."""
     from explorer.analysis.judge import judge
 
+    verdicts = (judged if judged is not None else judge(record)).verdicts
     return [
-        Comparison(variant, phase, verdict, where)
-        for (variant, phase), verdict in judge(record).verdicts.items()
+        Comparison(variant, phase, verdict, where) for (variant, phase), verdict in verdicts.items()
     ]
 
 

@@ -2,6 +2,6 @@
 
 import sys
 
-from explorer.cli.entry import main
+from explorer.cli import main
 
 sys.exit(main())

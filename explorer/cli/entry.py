@@ -80,6 +80,10 @@ def main(argv: list[str] | None = None) -> int:
     sys.stdout, sys.stderr = TextOnly(sys.stdout), TextOnly(sys.stderr)
     try:
         return _main(argv)
+    except KeyboardInterrupt:
+        # Ctrl-C while the options were read or a command was still loading: nothing ran.
+        print("pgwx: cancelled", file=sys.stderr)
+        return CANCELLED
     finally:
         sys.stdout, sys.stderr = streams
 

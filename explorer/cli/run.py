@@ -101,8 +101,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     if records is None or signals.received:
         return interrupted_ending(bench, signals, settings, say, cancelled=records is None)
     record = records[0]
-    # judged once: the table and the exit status read the same verdicts
-    judged = None if testing or bench.several else judge(record)
+    # judged once, as the run ended: the table, the exit status and the gate read the verdicts
+    # the store keeps (`Runner.judged`)
+    kept = bench.runners[0].judged if bench.runners else None
+    judged = None if testing or bench.several else kept if kept is not None else judge(record)
     if testing:
         say._print("simulating this profile's verdicts at the noise just measured")
         found = self_test(record, original)
@@ -134,7 +136,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     if watching is None:
         return status
     tags = [servers.label(r) if bench.several else "" for r in records]
-    cells = [c for r, tag in zip(records, tags, strict=True) for c in gate.comparisons_of(r, tag)]
+    cells = [
+        c
+        for r, tag in zip(records, tags, strict=True)
+        for c in gate.comparisons_of(r, tag, judged if r is record else None)
+    ]
     status, said = gate.apply(watching, cells, status)
     if said:
         say._print(f"pgwx: {said}")

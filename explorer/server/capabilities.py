@@ -7,7 +7,7 @@ from typing import Literal
 import asyncpg
 
 from explorer.models import SERVER_KNOBS, Capabilities
-from explorer.server.gucs import WRITE_PATH, read_gucs
+from explorer.server.gucs import WRITE_PATH, all_names, read_gucs
 
 RESTART_CONTEXTS = {"postmaster"}
 """pg_settings.context values whose change needs a server restart."""
@@ -69,6 +69,7 @@ async def probe(conn: asyncpg.Connection, *, owned: bool) -> Capabilities:
         system_identifier=sysid,
         gucs=gucs,
         io_methods=list(methods or []),
+        setting_names=await all_names(conn),
     )
 
 

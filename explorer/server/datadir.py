@@ -50,6 +50,11 @@ class ServerError(PgwxError, RuntimeError):
     """The bundled server could not be initialised, started or stopped. str() is one sentence."""
 
 
+class PgCtlCutShort(ServerError):
+    """pg_ctl was ended by a signal before it finished (not the server failing): the server
+    may be half-way through a shutdown or a start-up."""
+
+
 Kind = Literal["new", "ours", "legacy"]
 
 

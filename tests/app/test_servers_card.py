@@ -16,8 +16,9 @@ import pytest
 
 from explorer.analysis.server_card import biggest_row, server_card
 from explorer.tui.widgets.duration import DurationPane
-from explorer.tui.widgets.headline import Headline
+from explorer.tui.widgets.headline import Headline, server_words
 from explorer.tui.widgets.summary import SummaryCard, render_servers_card
+from tests.support.app import rows_of
 from tests.support.presenter import FK_TIMING, finished, replay_app, screen_rows, squeezed
 from tests.support.servers_card import two_server_group
 
@@ -32,6 +33,17 @@ def test_the_biggest_server_verdict_is_the_decided_one_that_moved_most() -> None
     assert biggest_row(card.judged) is row
     assert [name for name, _ in card.servers] == ["15", "18"]
     assert server_card(two_server_group()[:1]) is None  # one server: the usual card
+
+
+def test_the_headline_tells_an_undecided_server_pair_plainly() -> None:
+    # A live run's headline read "unlogged total on 18 undecided vs on 15".
+    card = server_card(two_server_group())
+    assert card is not None
+    row = next(r for r in card.judged.rows if not r.verdict.decided and r.variant == "none")
+    told = server_words(row, "fk-timing-restore").plain.split("\n")[0]
+    assert told == f"none {row.phase} on 18 vs 15: {row.verdict.word}", told
+    decided = server_words(card.biggest, "fk-timing-restore").plain  # type: ignore[arg-type]
+    assert decided.startswith("deferred total on 18 faster than on 15")
 
 
 def test_the_card_text_names_each_server_and_counts_n_of_m() -> None:
@@ -80,3 +92,22 @@ async def test_a_two_server_run_ends_on_a_card_and_a_server_headline(
         await pilot.press("escape")
         await pilot.pause()
         assert not card.display and not headline.display
+
+
+@pytest.mark.parametrize("size", [(160, 45), (100, 30)], ids=["160x45", "100x30"])
+async def test_nothing_is_left_empty_under_the_servers_card(
+    tmp_path: Path, size: tuple[int, int]
+) -> None:
+    # At 160x45 the card was drawn in 15 rows of a 31-row pane, the rest left empty.
+    async with replay_app(tmp_path, FK_TIMING, present=True).run_test(size=size) as pilot:
+        app = await finished(pilot)
+        lab = app.lab
+        lab.show_servers_card(two_server_group())
+        await pilot.pause(0.3)
+        duration = lab.query_one(DurationPane)
+        inside = duration.scrollable_content_region
+        rows = [row[inside.x : inside.right] for row in rows_of(app)]
+        drawn = rows[inside.y : inside.bottom]
+        blank_tail = len(drawn) - max(n for n, row in enumerate(drawn) if row.strip()) - 1
+        assert blank_tail <= 2, "\n".join(drawn)
+        assert duration.max_scroll_y == 0, "the servers' card must fit its pane"

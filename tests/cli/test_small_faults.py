@@ -93,3 +93,24 @@ def test_restore_on_two_dsns_names_each_masked(
     )
     assert_one_sentence(proc, tmp_path, "`pgwx --dsn 'postgresql://bob:***@db1/app' restore`")
     assert "`pgwx --dsn 'host=db2 password=***' restore`" in proc.stderr
+
+
+def test_run_with_an_empty_dsn_starts_no_server(
+    cli: Callable[..., subprocess.CompletedProcess[str]], tmp_path: Path
+) -> None:
+    proc = cli("run", "quick-demo", "--dsn", "", "--data-dir", str(tmp_path / "pg"))
+    assert_one_sentence(proc, tmp_path, "--dsn is empty")
+    assert proc.returncode == 2
+    assert not (tmp_path / "pg").exists()  # the bundled server was neither made nor started
+
+
+def test_run_of_twenty_thousand_variants_is_refused_before_any_server(
+    cli: Callable[..., subprocess.CompletedProcess[str]], tmp_path: Path
+) -> None:
+    path = tmp_path / "many.toml"
+    variants = "".join(f'[[variants]]\nname = "v{i}"\n' for i in range(20_000))
+    path.write_text(f'title = "many"\nworkload = "table-kind"\n{variants}')
+    proc = cli("run", str(path), "--data-dir", str(tmp_path / "pg"))
+    assert_one_sentence(proc, tmp_path, "field variants", "at most 100", "not 20000")
+    assert proc.returncode == 2
+    assert not (tmp_path / "pg").exists()

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from explorer.lab.run import closing
 from explorer.lab.run.runner import Runner, RunOptions
 from explorer.lab.run.scratch import LOCK, PREFIX, scratch_dir, sweep
 from explorer.lab.store.results import ResultStore
@@ -39,7 +40,7 @@ def _left(folder: Path) -> list[Path]:
 
 
 class HeldRunner(Runner):
-    """A runner whose undo waits for the test, and whose prepare can be made to fail."""
+    """A runner whose undo can be made to wait for the test, and whose prepare to fail."""
 
     def __init__(self, *args: Any, fail_prepare: bool = False, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -64,13 +65,20 @@ class HeldRunner(Runner):
         workload.prepare = prepare  # type: ignore[method-assign]
         return workload
 
-    async def _wind_down(self, scope: Any, sampler_task: Any) -> None:
-        self.winding.set()
-        try:
-            await self.release.wait()
-            await super()._wind_down(scope, sampler_task)
-        finally:
-            self.wound.set()
+    def hold_the_undo(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """The run's undo (`closing.wind_down`) waits for `release`, saying when it starts
+        (`winding`) and when it is over (`wound`)."""
+        real = closing.wind_down
+
+        async def held(ctx: Any, scope: Any, sampler_task: Any) -> None:
+            self.winding.set()
+            try:
+                await self.release.wait()
+                await real(ctx, scope, sampler_task)
+            finally:
+                self.wound.set()
+
+        monkeypatch.setattr(closing, "wind_down", held)
 
 
 def _runner(pg18: Target, store: ResultStore, **kwargs: Any) -> HeldRunner:
@@ -95,10 +103,11 @@ async def test_failed_run_removes_it(pg18: Target, store: ResultStore, scratch: 
 
 @pytest.mark.parametrize("cancels", [1, 2], ids=["cancel", "cancel-during-undo"])
 async def test_cancelled_run_removes_it(
-    pg18: Target, store: ResultStore, scratch: Path, cancels: int
+    pg18: Target, store: ResultStore, scratch: Path, cancels: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     before = await server_state(pg18)
     runner = _runner(pg18, store)
+    runner.hold_the_undo(monkeypatch)
     started = asyncio.Event()
 
     def emit(event: Event) -> None:

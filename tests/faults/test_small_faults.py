@@ -6,19 +6,27 @@ reads instead of a long wait, a traceback, or a sentence that was not true.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
+import pytest_asyncio
 
 from explorer import cli
-from explorer.lab.run.runner import Runner
+from explorer.lab.run import closing
+from explorer.lab.run.context import RunContext
 from explorer.server.connect import Target
+from explorer.server.embedded import LocalServer
 from tests.support.cli import FINISHED
 from tests.support.faults import (
     FaultServer,
     Gate,
+    child_env,
     finish,
     profile_toml,
     read_until,
@@ -26,7 +34,39 @@ from tests.support.faults import (
     sigkill,
     start_pgwx,
 )
-from tests.support.truth import last_line
+from tests.support.server import PG15_BIN
+from tests.support.truth import force_stop, last_line
+
+
+@pytest.fixture(scope="module")
+def owned15_cluster(owned_base: Path) -> Iterator[FaultServer]:
+    """The module's own cluster of Debian's PostgreSQL 15, as a dead pgwx leaves it."""
+    if not (PG15_BIN / "initdb").exists():
+        if os.environ.get("CI"):
+            pytest.fail("Debian's postgresql-15 is not installed; .ci/run must apt-get it.")
+        pytest.skip("Debian's postgresql-15 is not installed (apt-get install -y postgresql-15)")
+    server = LocalServer(owned_base / "pg15", PG15_BIN)
+    server.start()
+    server.release()
+    yield FaultServer(server)
+    force_stop(server.data_dir)
+
+
+@pytest_asyncio.fixture(params=["18", pytest.param("15", marks=pytest.mark.pg15)])
+async def mine(request: pytest.FixtureRequest) -> AsyncIterator[tuple[FaultServer, list[str]]]:
+    """A cluster pgwx owns (bundled 18, Debian's 15), running and clean before and after, and
+    the options that name it on pgwx's command line."""
+    if request.param == "18":
+        fs: FaultServer = request.getfixturevalue("owned_cluster")
+        named = ["--data-dir", str(fs.server.data_dir)]
+    else:
+        fs = request.getfixturevalue("owned15_cluster")
+        named = ["--pg", "15", "--data-dir", str(fs.server.data_dir)]
+    await fs.reset()
+    fs.server.release()
+    yield fs, named
+    await fs.reset()
+    fs.server.release()
 
 
 def test_sigterm_during_a_finished_runs_undo_does_not_call_it_cancelled(
@@ -45,13 +85,13 @@ def test_sigterm_during_a_finished_runs_undo_does_not_call_it_cancelled(
     (tmp_path / "quick.toml").write_text(
         profile_toml({"sync-off": 'synchronous_commit = "off"'}, gate=False, rows=100)
     )
-    say_leftovers = Runner._say_leftovers
+    say_leftovers = closing.say_leftovers
 
-    async def terminated_late(self: Runner, scope: object) -> None:
+    async def terminated_late(ctx: RunContext) -> None:
         os.kill(os.getpid(), signal.SIGTERM)  # the settings are back; the undo goes on
-        await say_leftovers(self, scope)  # type: ignore[arg-type]
+        await say_leftovers(ctx)
 
-    monkeypatch.setattr(Runner, "_say_leftovers", terminated_late)
+    monkeypatch.setattr(closing, "say_leftovers", terminated_late)
     assert pg18.bundled is not None
     data_dir = str(pg18.bundled.data_dir)
     status = cli.main(["run", str(tmp_path / "quick.toml"), "--data-dir", data_dir, "--no-sample"])
@@ -112,15 +152,16 @@ def run_ids_of(tmp_path: Path) -> str:
 
 
 async def test_a_killed_postmaster_of_pgwxs_own_server_is_started_again_at_once(
-    owned: FaultServer, tmp_path: Path
+    mine: tuple[FaultServer, list[str]], tmp_path: Path
 ) -> None:
     """pgwx's own server whose postmaster was SIGKILLed mid-run (fsync off) was waited for
     120 s, then the run ended with fsync still off; pgwx now sees the postmaster gone,
     starts the server again at once, says so, and the run goes on and puts fsync back."""
+    owned, named = mine
     before = await owned.state()
     path = tmp_path / "crash.toml"
     path.write_text(profile_toml({"fsync-off": "fsync = false"}, repeats=2))
-    run = ["run", str(path), "--data-dir", str(owned.server.data_dir), "--no-sample"]
+    run = ["run", str(path), *named, "--no-sample"]
     seen: list[str] = []
     async with Gate(owned) as gate:
         child = await start_pgwx(tmp_path, *run, "--settle", "0")
@@ -143,3 +184,160 @@ async def test_a_killed_postmaster_of_pgwxs_own_server_is_started_again_at_once(
     assert child.returncode in FINISHED, err
     assert last_line(err).endswith("server settings put back (fsync)"), err
     await owned.assert_as_before(before)
+
+
+INTERRUPTED_WHILE_LOADING = """
+import os, signal, sys
+
+class CtrlC:
+    # Ctrl-C as pgwx loads its parser (the second or two before it can say anything)
+    def find_spec(self, name, path=None, target=None):
+        if name == "explorer.cli.parser":
+            os.kill(os.getpid(), signal.SIGINT)
+        return None
+
+sys.meta_path.insert(0, CtrlC())
+sys.argv = ["pgwx", *sys.argv[1:]]
+from explorer.cli import main
+sys.exit(main())
+"""
+
+
+def test_ctrl_c_while_pgwx_loads_is_one_line(tmp_path: Path) -> None:
+    """Ctrl-C before pgwx had loaded its parser printed a KeyboardInterrupt traceback."""
+    done = subprocess.run(
+        [sys.executable, "-c", INTERRUPTED_WHILE_LOADING, "run", "quick-demo"],
+        env=child_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
+    assert done.stderr == "pgwx: cancelled\n", done.stderr
+    assert done.returncode == 130
+
+
+@pytest.mark.parametrize("after", [0.0, 0.4, 1.0, 2.0])
+async def test_ctrl_c_while_the_bundled_server_is_made_leaves_nothing(
+    owned_base: Path, tmp_path: Path, after: float
+) -> None:
+    """Ctrl-C while pgwx made and started its server (initdb, pg_ctl start, connecting):
+    one sentence, the exit status of a cancel, no server left running, and no half-made
+    directory (initdb cut short left one, which every later pgwx refused as "a cluster pgwx
+    did not make")."""
+    data_dir = owned_base / f"made-{after}"
+    (tmp_path / "plain.toml").write_text(profile_toml({"plain": ""}, gate=False, rows=10))
+    child = await start_pgwx(
+        tmp_path, "run", str(tmp_path / "plain.toml"), "--data-dir", str(data_dir)
+    )
+    seen: list[str] = []
+    try:
+        await read_until(child, "starting bundled PostgreSQL", seen, 60)
+        await asyncio.sleep(after)
+        child.send_signal(signal.SIGINT)
+        _out, err = await finish(child, 120)
+    finally:
+        await sigkill(child)
+    err = "".join(seen) + err
+    assert child.returncode == 130, err
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
+    assert last_line(err).startswith(("cancelled", "Ctrl-C came after")), err
+    server = LocalServer(data_dir)
+    try:
+        assert not server.is_running(), "a server was left running"
+        # nothing half-made: the directory is gone, or a cluster the next pgwx starts
+        started = await asyncio.to_thread(
+            subprocess.run,
+            [sys.executable, "-m", "explorer.cli", "server", "start", "--data-dir", str(data_dir)],
+            env=child_env(tmp_path),
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert started.returncode == 0, started.stderr
+    finally:
+        force_stop(data_dir)
+
+
+def pg_ctl_of(data_dir: Path, action: str) -> int | None:
+    """The pid of a `pg_ctl … ACTION` running on `data_dir`, None when there is none."""
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        words = [a.decode(errors="replace") for a in argv]
+        if words and words[0].endswith("/pg_ctl") and str(data_dir) in words and action in words:
+            return int(entry.name)
+    return None
+
+
+async def test_pg_ctl_killed_during_a_restart_is_said_as_such(
+    mine: tuple[FaultServer, list[str]], tmp_path: Path
+) -> None:
+    """Killing pgwx's own `pg_ctl` during a wal_level restart was reported as `could not
+    start with wal_level='minimal'`, quoting the sampler's own `FATAL: terminating
+    connection`; the sentence now says the restart was cut short and what pgwx did, and the
+    server ends as it was."""
+    owned, named = mine
+    before = await owned.state()
+    path = tmp_path / "minimal.toml"
+    path.write_text(profile_toml({"minimal": 'wal_level = "minimal"'}, gate=False, rows=100))
+    data_dir = owned.server.data_dir
+    child = await start_pgwx(tmp_path, "run", str(path), *named)
+    seen: list[str] = []
+    try:
+        await read_until(child, "restarting the server", seen, 120)
+        killed = None
+        for _ in range(400):  # pg_ctl restart: a few seconds on a busy machine
+            killed = pg_ctl_of(data_dir, "restart")
+            if killed is not None:
+                os.kill(killed, signal.SIGKILL)
+                break
+            await asyncio.sleep(0.01)
+        assert killed is not None, "no pg_ctl restart seen"
+        _out, err = await finish(child, 150)
+    finally:
+        await sigkill(child)
+    err = "".join(seen) + err
+    assert "could not start with" not in err, err
+    # the sampler may say its session was ended; no sentence about the restart quotes that
+    said = [line for line in err.splitlines() if "restart" in line or "could not" in line]
+    assert not [line for line in said if "terminating connection" in line], err
+    assert (
+        "the restart for wal_level, max_wal_senders was cut short: pg_ctl restart was ended by "
+        f"SIGKILL before it finished, leaving PostgreSQL in {data_dir} "
+    ) in err, err
+    assert (
+        "pgwx finished it itself, and the server runs with wal_level, max_wal_senders as set"
+    ) in err, err
+    assert "server settings put back (wal_level, max_wal_senders)" in last_line(err), err
+    await owned.assert_as_before(before)
+
+
+async def test_an_ascii_only_terminal_after_a_real_run_is_no_internal_error(
+    owned: FaultServer, tmp_path: Path
+) -> None:
+    """`pgwx run` with an ASCII-only stdout and stderr (PYTHONIOENCODING=ascii): its table
+    and its progress (× · … ✗) used to end in an internal error once the run was saved; they
+    are written with escapes, and the run ends as it would anywhere."""
+    path = tmp_path / "plain.toml"
+    path.write_text(
+        profile_toml({"plain": "", "sync-off": 'synchronous_commit = "off"'}, gate=False, rows=100)
+    )
+    child = await start_pgwx(
+        tmp_path,
+        "run",
+        str(path),
+        "--data-dir",
+        str(owned.server.data_dir),
+        PYTHONIOENCODING="ascii",
+    )
+    out, err = await finish(child, 150)
+    assert child.returncode in FINISHED, err
+    assert "internal error" not in err and "Traceback" not in err, err
+    (out + err).encode("ascii")  # nothing but ASCII reached the streams
+    assert "\\u2026" in err or "\\xb7" in err or "\\xd7" in out, out + err  # escapes, not lost
+    assert last_line(err).startswith("saved as run "), err

@@ -1,5 +1,5 @@
 """A variant label an earlier run already used is numbered in the app (the serverless half
-is tests/unit/test_variant_names.py)."""
+is tests/unit/test_naming.py)."""
 
 from __future__ import annotations
 

@@ -10,6 +10,7 @@ import pytest
 
 from explorer.errors import UsageError
 from explorer.lab.profiles.catalog import load_profile
+from explorer.lab.run.closing import stop_sampler
 from explorer.lab.run.runner import Runner
 from explorer.lab.store.results import ResultStore
 from explorer.server.connect import ConnectError, Target
@@ -87,16 +88,16 @@ async def test_a_sampler_that_died_of_a_bug_is_said_at_wind_down(
     state: Path, tmp_path: Path
 ) -> None:
     store = ResultStore(tmp_path / "r.sqlite")
-    runner = Runner(Target(), load_profile("quick-demo"), store)
+    ctx = Runner(Target(), load_profile("quick-demo"), store).ctx
     said: list[tuple[str, str]] = []
-    runner._notice = lambda message, level="info": said.append((level, message))  # type: ignore[method-assign]
+    ctx.notice = lambda message, level="info": said.append((level, message))  # type: ignore[method-assign]
 
     async def sampler_with_a_bug() -> None:
         raise NotImplementedError("pg_stat_io on this version")
 
     task = asyncio.create_task(sampler_with_a_bug())
     await asyncio.sleep(0)
-    await runner._stop_sampler(task)
+    await stop_sampler(ctx, task)
     store.close()
     assert said == [
         ("error", f"the statistics sampler failed: internal error (see {state / 'pgwx.log'})")

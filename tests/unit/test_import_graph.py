@@ -108,3 +108,17 @@ def test_explorer_has_no_import_circle() -> None:
     graph = import_graph(PACKAGE.parent)
     assert len(graph) > 50, "the walk found the package's modules"
     assert circles(graph) == []
+
+
+RUNNER_PARTS = ("context", "opening", "trial", "rounds_loop", "closing")
+"""The runner's parts (`explorer.lab.run.context`): they take the run's context and never
+reach back into the runner that conducts them."""
+
+
+def test_the_runners_parts_never_import_the_runner() -> None:
+    graph = import_graph(PACKAGE.parent)
+    runner = "explorer.lab.run.runner"
+    assert runner in graph and all(f"explorer.lab.run.{p}" in graph for p in RUNNER_PARTS)
+    assert {f"explorer.lab.run.{p}" for p in RUNNER_PARTS} <= graph[runner]
+    reaching = sorted(p for p in RUNNER_PARTS if runner in graph[f"explorer.lab.run.{p}"])
+    assert reaching == [], f"these parts import the runner: {reaching}"

@@ -141,11 +141,11 @@ def _chart(rng: random.Random) -> dict[str, object]:
     }
 
 
-def _draw(chart: dict[str, Any], overlay: bool) -> str:
-    """The chart built with plotext's own rules and texts, or with `Overlay`; as Rich Text
-    with its styles (markers, colours and backgrounds all compared)."""
+def _draw(chart: dict[str, Any], overlay: bool, drawn: Overlay | None = None) -> str:
+    """The chart built with plotext's own rules and texts, or with `Overlay` (`drawn`, or a
+    new one); as Rich Text with its styles (markers, colours and backgrounds all compared)."""
     plt = Plot()
-    drawn = Overlay()
+    drawn = drawn or Overlay()
     if chart["theme_first"]:
         plt.theme("textual-dark")
     for xs, ys, marker, color in chart["series"]:
@@ -175,7 +175,7 @@ def _draw(chart: dict[str, Any], overlay: bool) -> str:
         drawn.fit(figure)
     figure._build_matrix()
     if overlay:
-        assert drawn.signals, "the overlay draws the data itself"
+        assert drawn.signals or not drawn.active, "the overlay draws the data itself"
         drawn.draw(figure)
     text = matrix_text(figure.monitor.matrix)
     return repr((text.plain, [(s.start, s.end, str(s.style)) for s in text.spans]))
@@ -213,3 +213,24 @@ def test_they_replace_plotexts_helpers_only_on_the_release_written_for() -> None
     # The plotext installed is the one pinned for: the speed-ups are in use.
     assert metadata.version("plotext") == plotext_speed.PLOTEXT_VERSION
     assert plotext_speed.install() is True
+
+
+def test_on_another_plotext_release_plotext_draws_everything(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Neither the helpers nor the overlay touch a plotext they were not written for: its
+    own functions stay in its utility module and it draws every rule and text itself."""
+    from plotext import _utility
+
+    for name, own in ORIGINAL.items():
+        monkeypatch.setattr(_utility, name, own)  # as a fresh process on that release has them
+    monkeypatch.setattr(plotext_speed, "installed_version", lambda: "6.0.0")
+    assert plotext_speed.install() is False
+    assert all(getattr(_utility, name) is own for name, own in ORIGINAL.items())
+    overlay = Overlay()
+    assert not overlay.active
+    chart = next(
+        c for c in map(_chart, map(random.Random, range(100))) if c["rules"] and c["texts"]
+    )
+    assert _draw(chart, overlay=True, drawn=overlay) == _draw(chart, overlay=False)
+    assert not (overlay.rules or overlay.texts or overlay.signals)  # plotext drew them

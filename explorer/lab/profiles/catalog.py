@@ -20,7 +20,7 @@ from pydantic import ValidationError
 
 from explorer.errors import PgwxError
 from explorer.lab.profiles.tomlines import locate
-from explorer.lab.workloads import KINDS, build_workload
+from explorer.lab.workloads import KINDS, workload_class
 from explorer.models import Profile
 from explorer.paths import shipped_profiles_dir as profiles_dir
 from explorer.paths import user_profiles_dir
@@ -154,7 +154,8 @@ def load_profile(ref: str | Path, notice: Callable[[str], None] | None = None) -
             f"of {', '.join(KINDS)}."
         )
     try:
-        build_workload(profile)
+        # the parameters checked, no workload built: the run builds its one (RunRequest)
+        workload_class(profile.workload).params_model.model_validate(profile.params)
     except ValidationError as exc:
         err = exc.errors()[0]
         at = _at(path, text, ("params", *err["loc"]))

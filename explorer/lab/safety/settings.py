@@ -19,7 +19,7 @@ from explorer.lab.safety.journal import MANAGED, Journal, JournalUnreadable, sho
 from explorer.lab.safety.leftovers import repair_journaled
 from explorer.server.capabilities import RESTART_CONTEXTS
 from explorer.server.connect import Target
-from explorer.server.datadir import AUTO_CONF, ServerError
+from explorer.server.datadir import AUTO_CONF, PgCtlCutShort, ServerError
 from explorer.server.embedded import LocalServer
 from explorer.server.gucs import same_setting
 
@@ -78,6 +78,8 @@ class ServerSettings:
         self.repaired: list[str] = []
         """Settings taken out of postgresql.auto.conf offline (the server could not start)."""
         self._restarting: asyncio.Future[None] | None = None
+        self.cut_short: str | None = None
+        """What the last restart's pg_ctl, killed half-way, left and pgwx did (to be said)."""
 
     async def apply(self, wanted: dict[str, str], contexts: dict[str, str]) -> bool:
         """Make the server's settings match `wanted` and undo earlier changes not wanted.
@@ -187,6 +189,9 @@ class ServerSettings:
             asyncio.to_thread(self._restart_or_repair, server, names)
         )
         await asyncio.shield(self._restarting)
+        if self.cut_short:
+            self.notify(self.cut_short)
+            self.cut_short = None
 
     def _restart_or_repair(self, server: LocalServer, names: list[str]) -> None:
         """Restart; when the server cannot start with what pgwx set, take that out of
@@ -194,6 +199,19 @@ class ServerSettings:
         (blocking). pgwx never waits for its own server once it has seen it fail."""
         try:
             server.restart()
+        except PgCtlCutShort as cut:
+            # pg_ctl was killed, not the server refusing the values: finish what it began
+            try:
+                server.start_after_cut()
+            except ServerError as again:
+                raise ServerCannotStart(
+                    f"the restart for {', '.join(names)} was cut short: {cut}; and it does not "
+                    f"start again: {again}"
+                ) from None
+            self.cut_short = (
+                f"the restart for {', '.join(names)} was cut short: {cut}; pgwx finished it "
+                f"itself, and the server runs with {', '.join(names)} as set"
+            )
         except ServerError as failed:
             fatal = server.last_log_line().rstrip(".")
             repaired = repair_journaled(server, self.journal.path.parent)

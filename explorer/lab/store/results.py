@@ -16,7 +16,7 @@ import sqlite3
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Any, ClassVar, NamedTuple
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
 from pydantic import TypeAdapter, ValidationError
 
@@ -35,6 +35,9 @@ from explorer.lab.store.textbound import stored_json
 from explorer.models import Environment, Event, RunRecord, RunStatus, TrialResult
 from explorer.paths import results_files_dir, results_location
 from explorer.text import printable
+
+if TYPE_CHECKING:
+    from explorer.analysis.judge import Judgement
 
 __all__ = ["BUSY_TIMEOUT", "DamagedRun", "ResultStore", "StoreError", "StoreLost", "new_run_id"]
 
@@ -325,17 +328,24 @@ class ResultStore:
         reason: str | None = None,
         *,
         environment: Environment | None = None,
-    ) -> None:
-        """Mark the run finished, failed or cancelled (with the events still held).
+    ) -> Judgement:
+        """Mark the run finished, failed or cancelled (with the events still held), and keep
+        its verdicts: the run is judged here, once, and the judgement returned for the front
+        end to show (`explorer.lab.run.closing.close_run`).
 
         Args:
             environment: The run's environment as measured at its end (machine load), kept
                 instead of the one stored at the start.
         """
+        from explorer.analysis.judge import judge
+
         with self._write():
             self._flush_events()
             self._set_status(run_id, status, reason, environment)
-        self.write_verdicts(self.load(run_id))
+        record = self.load(run_id)
+        judged = judge(record)
+        self.write_verdicts(record, judged)
+        return judged
 
     def _set_status(
         self,
@@ -373,13 +383,14 @@ class ResultStore:
             )
         self.write_verdicts(record)
 
-    def write_verdicts(self, record: RunRecord) -> int:
-        """Judge the run (with its trials) and keep its verdict rows, in one transaction
-        (`explorer.lab.store.verdicts`); returns how many rows were written."""
+    def write_verdicts(self, record: RunRecord, judged: Judgement | None = None) -> int:
+        """Judge the run (with its trials; `judged` when the caller has) and keep its verdict
+        rows, in one transaction (`explorer.lab.store.verdicts`); returns how many rows
+        were written."""
         from explorer.lab.store import verdicts
 
         with self._write():
-            return verdicts.write(self.sql, record)
+            return verdicts.write(self.sql, record, judged)
 
     def mark_interrupted(self) -> list[str]:
         """Runs left "running" by a pgwx that is gone: mark them incomplete, return their ids.

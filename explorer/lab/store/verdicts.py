@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from explorer.analysis.judge import judge
+from explorer.analysis.judge import Judgement, judge
 from explorer.analysis.rules import RULES
 from explorer.lab.store.backends import MEASUREMENTS_VIEW, PG_SCHEMA, PostgresBackend, SqlBackend
 from explorer.models import RunRecord
@@ -105,9 +105,10 @@ def exists(sql: SqlBackend) -> bool:
     return row is not None
 
 
-def rows(record: RunRecord) -> list[tuple[Any, ...]]:
-    """The run's verdict rows, as the judge gives them now (column order of `COLUMNS`)."""
-    judged = judge(record)
+def rows(record: RunRecord, judged: Judgement | None = None) -> list[tuple[Any, ...]]:
+    """The run's verdict rows, as the judge gives them now (column order of `COLUMNS`);
+    `judged`: the run's judgement already made (else it is judged here)."""
+    judged = judged if judged is not None else judge(record)
     caps = record.server.capabilities
     label = getattr(record, "label", None)
     ref = getattr(record, "ref", None)
@@ -155,8 +156,9 @@ def rows(record: RunRecord) -> list[tuple[Any, ...]]:
     return out
 
 
-def write(sql: SqlBackend, record: RunRecord) -> int:
-    """Replace the run's verdict rows with the judge's, inside the caller's transaction.
+def write(sql: SqlBackend, record: RunRecord, judged: Judgement | None = None) -> int:
+    """Replace the run's verdict rows with the judge's (`judged`, when the caller has judged
+    the run already), inside the caller's transaction.
 
     Returns:
         How many rows were written.
@@ -164,7 +166,7 @@ def write(sql: SqlBackend, record: RunRecord) -> int:
     _ensure(sql)
     table = _table(sql)
     sql.run(f"DELETE FROM {table} WHERE run_id = ?", (record.id,))
-    written = rows(record)
+    written = rows(record, judged)
     marks = ", ".join("?" for _ in NAMES)
     sql.many(f"INSERT INTO {table} ({', '.join(NAMES)}) VALUES ({marks})", written)
     return len(written)

@@ -31,7 +31,7 @@ pgwx restarts its bundled server for it.
 table's size). As trials finish, one bar per variant: the median of the phase, with the
 spread (min–max) as `╌`. **p** shows the next phase.
 
-**Server activity** — one chart, three views:
+**Server activity** — one chart, three views (four for a sweep):
 - **l** WAL MiB/s from `pg_current_wal_insert_lsn()`: moves even during one long statement.
 - **i** `pg_stat_io` operations/s (writes, extends, fsyncs) by backend type.
   *The mode line says it:* **{FLUSH_NOTE}** — a backend publishes its I/O counters when
@@ -39,6 +39,9 @@ spread (min–max) as `╌`. **p** shows the next phase.
   Background processes (checkpointer, bgwriter) report as they go. Not on PG 15.
 - **w** wait events of the workload's own backends, stacked: how many of them sat in
   each wait, on average, per sample (`CPU` = running, no wait).
+- **v** a sweep of one setting (`--sweep`, or a profile's `sweep`): each value's time ratio
+  to the first with its interval, beside it checkpoints, full-page images and WAL per trial
+  (each as a share of its largest; the numbers under the charts).
 
 **Results** — `min / median / max` seconds per variant and phase and a verdict against
 the baseline: Hodges–Lehmann ratio `[interval]` (95 % for the whole table) and one word —

@@ -12,6 +12,7 @@ from the terminal's size; the CSS for each is in app.tcss.
 from __future__ import annotations
 
 import os
+import time
 
 from rich.text import Text
 from textual import events, on
@@ -50,7 +51,6 @@ from explorer.tui.config import LabConfig
 from explorer.tui.controller import RunController
 from explorer.tui.keys import LAB_KEYS, PANES, lab_bindings
 from explorer.tui.restyle import restyle, restyled_once
-from explorer.tui.screens.help import HelpScreen
 from explorer.tui.widgets.activity import ActivityPane
 from explorer.tui.widgets.duration import DurationPane
 from explorer.tui.widgets.footer import LabFooter
@@ -60,6 +60,7 @@ from explorer.tui.widgets.knobs import KnobPanel
 from explorer.tui.widgets.log import LabLog
 from explorer.tui.widgets.results_table import MechanismLine, ResultsTable
 from explorer.tui.widgets.summary import SummaryCard
+from explorer.tui.widgets.sweepchart import NOT_A_SWEEP, is_sweep
 from explorer.tui.widgets.tabs import PaneTabs
 
 LEVEL_STYLE = {"info": "", "warning": "yellow", "error": "bold red"}
@@ -71,6 +72,13 @@ the bindings, the footer and the help agree (in a replay space pauses the replay
 in a live session only the view)."""
 RESULTS_HINT = "4, then ↑↓ a row · ←→ WAL, waits, note"
 """The results pane's subtitle below 110 columns, where those columns are off to the right."""
+KEY_FRAME = 0.15
+"""Seconds after a key during which the periodic repaint waits for that key's screen update:
+a key's frame takes 15-60 ms to make on a loaded machine, and a repaint of the live parts
+landing in it (the chart rebuilt for new samples, the clock, the log) made it that much later."""
+AFTER_KEY_FRAME = 0.05
+"""Seconds after the key's frame before the waiting repaint: the terminal's writer thread
+sends the frame first (as the collector waits, `collector.AFTER_KEY`)."""
 LOG_RETOLD = 200
 """Log lines written again after a replay jump (the latest ones)."""
 REFRESH_STEPS = (0.25, 0.5, 1.0, 2.0, 5.0)
@@ -155,6 +163,10 @@ class LabScreen(Screen[None]):
         self._live_dirty = False
         self._stale = False
         self._timer: Timer | None = None
+        self._last_key = float("-inf")
+        """When the last key arrived (`key_pressed`), monotonic seconds."""
+        self._tick_waited = False
+        """The periodic repaint already waited once for a key's frame (`_tick`)."""
         self._running_key: object = None
         self.present: bool | None = config.present
         """The presenter layout as asked (`--present`, then `P`); None: by the size."""
@@ -279,21 +291,26 @@ class LabScreen(Screen[None]):
         yield PaneTabs(PANES, id="tabs")
         yield Headline(id="headline")
         with Container(id="panes"):
-            yield KnobPanel(
-                list(self.config.profiles), allow_risky=self.config.allow_risky, id="knobs"
-            ).data_bind(LabScreen.caps)
+            # Current and on the left from the start: marked after mounting, its ~90 nodes
+            # were styled again at every start.
+            yield (
+                KnobPanel(
+                    list(self.config.profiles), allow_risky=self.config.allow_risky, id="knobs"
+                )
+                .add_class("-current", "-left", update=False)
+                .data_bind(LabScreen.caps)
+            )
             yield DurationPane(self.view, id="duration")
             yield ActivityPane(self.view, id="activity").data_bind(LabScreen.caps)
             with Vertical(id="results", classes="pane"):
                 yield ResultsTable(id="results-table")
                 yield MechanismLine(id="mechanism")
         yield LabLog(id="log")
-        yield LabFooter()
+        yield LabFooter(wide=self.app.size.width >= WIDE)
         yield self.controller
 
     def on_mount(self) -> None:
         """Start: replay, an injected target, or find/start the server."""
-        self.query_one("#knobs").add_class("-current", "-left")
         self.query_one("#results").border_title = "Results"
         # `3` focuses the chart pane (its keys are i w l), so Tab reaches it too.
         self.query_one(ActivityPane).can_focus = True
@@ -510,6 +527,8 @@ class LabScreen(Screen[None]):
             return
         if len(record.profile.variants) < 2:
             return
+        if record.profile.sweep is not None:
+            self.note(f"a sweep of {record.profile.sweep.setting}: v draws its curve")
         duration = self.query_one(DurationPane)
         duration.show_summary(record)
         self.sync_headline()
@@ -574,9 +593,23 @@ class LabScreen(Screen[None]):
             self._footer_busy = busy
             self.refresh_bindings()
 
+    def key_pressed(self) -> None:
+        """A key arrived (the app says so once per key): a periodic repaint due while its
+        screen update is being made waits until that update is out (`_tick`)."""
+        self._last_key = time.monotonic()
+
     def _tick(self) -> None:
         """Repaint the live parts, once per refresh interval: the clock between samples
-        (replays keep the recorded clock), the progress, the chart and its caption."""
+        (replays keep the recorded clock), the progress, the chart and its caption.
+
+        Within `KEY_FRAME` of a key it waits, once, until the key's screen update is out and
+        runs `AFTER_KEY_FRAME` later: the key's frame then holds only what the key changed.
+        """
+        if not self._tick_waited and time.monotonic() - self._last_key < KEY_FRAME:
+            self._tick_waited = True
+            self.call_after_refresh(self.set_timer, AFTER_KEY_FRAME, self._tick)
+            return
+        self._tick_waited = False
         self.query_one(LabLog).flush()
         # Whoever showed or hid the card, the headline follows within a tick.
         self.sync_headline()
@@ -797,8 +830,15 @@ class LabScreen(Screen[None]):
 
     # ------------------------------------------------------------------ small actions
     def action_chart(self, mode: str) -> None:
-        """Show WAL, pg_stat_io or wait events in the activity chart."""
-        self.query_one(ActivityPane).mode = mode  # type: ignore[assignment]
+        """Show WAL, pg_stat_io or wait events in the activity chart (or a sweep's curve)."""
+        if mode == "sweep" and not is_sweep(self.view):
+            self.note(f"no sweep on screen: {NOT_A_SWEEP}")
+            return
+        activity = self.query_one(ActivityPane)
+        if mode == "sweep" and activity.mode == "sweep" and activity.is_on_screen:
+            activity.sweep.toggle()  # where one chart fits: the other
+            activity.update_caption(force=True)
+        activity.mode = mode  # type: ignore[assignment]
         with restyled_once():
             self.set_tab("activity")
 
@@ -828,6 +868,10 @@ class LabScreen(Screen[None]):
         """Keys and panes."""
         replay = self.config.replay is not None
         keys = [key for key in LAB_KEYS if key.applies(replay)]
+        # Imported here, not at start: the help's Markdown brings ~130 modules (markdown-it,
+        # pygments, linkify) that `pgwx` loaded before its first frame, for nothing.
+        from explorer.tui.screens.help import HelpScreen
+
         self.app.push_screen(HelpScreen(keys, replay=replay))
 
     def action_export(self) -> None:

@@ -25,20 +25,28 @@ from explorer.tui.widgets.chart import (
     variant_labels,
 )
 from explorer.tui.widgets.fit import FitWidth, flow
+from explorer.tui.widgets.sweepchart import SweepView, is_sweep
+from explorer.tui.widgets.sweepchart import caption as sweep_caption
 
-Mode = Literal["wal", "io", "waits"]
+Mode = Literal["wal", "io", "waits", "sweep"]
 
 MODES: dict[Mode, tuple[str, str]] = {
     "io": ("i", "io"),
     "waits": ("w", "waits"),
     "wal": ("l", "wal"),
+    "sweep": ("v", "sweep"),
 }
-"""Mode → (key, label) in the order the mode line shows them."""
+"""Mode → (key, label) in the order the mode line shows them (sweep: only when the run on
+screen is a sweep of one setting)."""
 
 IO_SERIES = 6
 """pg_stat_io lines drawn at most (the busiest in the window)."""
 WAIT_PARTS = 5
 """Wait events stacked at most; the rest are summed as 'other'."""
+CAPTION_MAX = 4
+"""Rows of the caption at most (but the sweep's: a line per value)."""
+SWEEP_CAPTION_MAX = 13
+"""Rows of the sweep's caption at most: its legend and twelve values."""
 FLUSH_NOTE = "client backend counters arrive when it idles"
 """Why the client backend's pg_stat_io rows jump: they are published when it goes idle."""
 
@@ -75,6 +83,9 @@ class ActivityPane(NoFocusStyles, Vertical):
     def compose(self) -> ComposeResult:
         """Chart and caption."""
         yield TimeChart(self._spec, id="activity-chart")
+        sweep = SweepView(self.view, id="activity-sweep")
+        sweep.display = False
+        yield sweep
         yield Static(id="activity-caption")
 
     def on_mount(self) -> None:
@@ -88,34 +99,56 @@ class ActivityPane(NoFocusStyles, Vertical):
         """The chart widget."""
         return self.query_one(TimeChart)
 
-    def watch_mode(self, _old: Mode, _new: Mode) -> None:
+    @property
+    def sweep(self) -> SweepView:
+        """The sweep's two charts (the `v` view)."""
+        return self.query_one(SweepView)
+
+    def watch_mode(self, old: Mode, new: Mode) -> None:
         """Switch at once: a key press must show within a frame."""
         if not self.is_mounted:
             return
+        if "sweep" in (old, new):
+            self.chart.display = new != "sweep"
+            self.sweep.display = new == "sweep"
+            caption = self.query_one("#activity-caption", Static)
+            caption.styles.max_height = SWEEP_CAPTION_MAX if new == "sweep" else CAPTION_MAX
         self._mode_line()
         self.update_caption(force=True)
-        self.chart.redraw_now()
+        if new == "sweep":
+            self.sweep.redraw_now()
+        else:
+            self.chart.redraw_now()
 
     def _mode_line(self) -> None:
         parts = Text()
-        for n, (mode, (key, label)) in enumerate(MODES.items()):
+        shown = [m for m in MODES if m != "sweep" or self.mode == m or is_sweep(self.view)]
+        for n, mode in enumerate(shown):
+            key, label = MODES[mode]
             if n:
-                parts.append(" · ")
+                parts.append(" · " if len(shown) < len(MODES) else " ")
+            gap = " " if len(shown) < len(MODES) else ""  # four: it fits a narrow pane
             if mode == self.mode:
-                parts.append(f"▸[{key}] {label}", style="bold reverse")
+                parts.append(f"▸[{key}]{gap}{label}", style="bold reverse")
             else:
-                parts.append(f"[{key}] {label}")
+                parts.append(f"[{key}]{gap}{label}")
         self.border_subtitle = parts
 
     def data_changed(self) -> None:
         """New sample: caption now, chart at its next tick."""
         self.chart.mark_dirty()
+        self.sweep.mark_dirty()
         self.update_caption()
 
     def reset(self, view: RunView) -> None:
         """Follow another run's state."""
         self.view = view
+        self.sweep.view = view
+        if self.mode == "sweep" and not is_sweep(view):
+            self.mode = "wal"
+        self._mode_line()
         self.chart.redraw_now()
+        self.sweep.redraw_now()
         self.update_caption()
 
     # ------------------------------------------------------------------ what to draw
@@ -198,7 +231,11 @@ class ActivityPane(NoFocusStyles, Vertical):
             return
         self._caption_stale = False
         width = max(caption.content_size.width, 1)
-        lines = max(self._caption(width, mode).plain.count("\n") for mode in MODES) + 1
+        # The sweep's caption (a line per value) sets the height only while it shows.
+        modes: list[Mode] = (
+            ["sweep"] if self.mode == "sweep" else [m for m in MODES if m != "sweep"]
+        )
+        lines = max(self._caption(width, mode).plain.count("\n") for mode in modes) + 1
         if lines != self._caption_lines:
             caption.styles.height = lines  # a layout pass, once per change of height
             self._caption_lines = lines
@@ -210,6 +247,11 @@ class ActivityPane(NoFocusStyles, Vertical):
         key then paid a layout pass)."""
         if self._caption_lines >= 0:
             self.call_after_refresh(self.update_caption)
+
+    def on_sweep_view_arranged(self) -> None:
+        """The sweep's charts now show side by side, or one at a time: its caption follows."""
+        if self.mode == "sweep":
+            self.update_caption(force=True)
 
     def on_show(self) -> None:
         """A pane that was hidden while data came in draws it now."""
@@ -242,6 +284,11 @@ class ActivityPane(NoFocusStyles, Vertical):
         act = self.view.activity
         text = Text()
         mode = mode or self.mode
+        if mode == "sweep":
+            if not is_sweep(self.view):
+                return text if self.mode != "sweep" else sweep_caption(None, width, False)
+            sweep = self.sweep
+            return sweep_caption(sweep.source(), width, app_uses_glyphs(self.app), sweep.part())
         spec = self._spec(mode)
         no_color = app_uses_glyphs(self.app)
         if isinstance(spec, LineSpec) and len(spec.series) > 1:

@@ -22,7 +22,7 @@ from explorer.lab.view.runstate import RunView
 from explorer.models import RunRecord
 from explorer.tui.restyle import NoFocusStyles
 from explorer.tui.widgets.fit import FitWidth
-from explorer.tui.widgets.summary import SummaryCard, card_rows
+from explorer.tui.widgets.summary import SummaryCard, card_rows, servers_card_rows
 
 BAR = "█"
 PARTIAL = " ▏▎▍▌▋▊▉"
@@ -248,20 +248,22 @@ class DurationPane(NoFocusStyles, VerticalScroll):
         fits = False
         gaps, self.bar_gaps = self.bar_gaps, 0
         region = self.scrollable_content_region
-        one_server = card.servers is None
-        if (
-            one_server
-            and card.display
-            and card.record is not None
-            and region.width > 0
-            and region.height > 0
-        ):
-            used = card_rows(card.record, region.width, region.height)
+        if card.display and card.record is not None and region.width > 0 and region.height > 0:
+            if card.servers is None:
+                used = card_rows(card.record, region.width, region.height)
+            else:
+                # Several servers: the bars are each variant on each server ('unlogged @ 18').
+                name = card.record.profile.name
+                used = servers_card_rows(card.servers, name, region.width, region.height)
             bars = self._bars_text(region.width).plain.count("\n") + 1
             fits = used + bars <= region.height
             if fits:
                 self.bar_gaps = region.height - used - bars
         self.set_class(fits, "-bars-under")
+        if card.fill == fits:
+            # Where the bars fill the rows under the card it is not spread; else it is.
+            card.fill = not fits
+            card.refresh(layout=True)
         if self.bar_gaps != gaps:
             self.update_bars()
 
@@ -441,8 +443,10 @@ class DurationPane(NoFocusStyles, VerticalScroll):
         room = max((len(t) for t, _ in tails.values()), default=0)
         width = max(width - 2 - room, 10)
         for index, name in enumerate(names):
-            # Under the card on a large pane: a blank line before as many as rows spare.
-            text.append("\n" if index < self.bar_gaps else "")
+            # Under the card on a large pane: the spare rows as blank lines between the bars,
+            # spread evenly (more than one each where rows outnumber the bars).
+            share, rest = divmod(self.bar_gaps, len(names))
+            text.append("\n" * (share + (index < rest)))
             text.append(f"\n{name}", style="bold" if name != self.view.variant else "italic")
             row = by_name.get(name)
             if row is not None and row.median is not None and top > 0:

@@ -59,6 +59,14 @@ class Entry:
         return zip(self.displays, self.keys, strict=True)
 
 
+def _compact(key: FooterKey, compact: bool) -> FooterKey:
+    """The key made compact or not before it mounts: left to its default (compact) and set
+    after, each key of a wide footer was restyled by itself, at every start."""
+    key.set_reactive(FooterKey.compact, compact)
+    key.set_class(compact, "-compact", update=False)
+    return key
+
+
 def _key_width(display: str, description: str, compact: bool) -> int:
     """One FooterKey: compact "k desc " · wide " k desc "."""
     text = cell_len(display) + (1 + cell_len(description) if description else 0)
@@ -100,8 +108,11 @@ class LabFooter(Footer):
     }
     """
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, *, wide: bool = True) -> None:
+        """`wide`: the palette's key shown and the keys spaced, else compact. Made so from the
+        start, the keys are not styled one way and then the other as the screen first lays
+        out (each key's class change restyled it: ~100 restyles at start)."""
+        super().__init__(compact=not wide, show_command_palette=wide)
         self._composed_width = 0
         self._composed_keys: tuple[object, ...] | None = None
         self.left_out: list[str] = []
@@ -155,14 +166,17 @@ class LabFooter(Footer):
                 yield self._key(binding, enabled, tooltip)
             if palette is not None:
                 _node, binding, enabled, tooltip = palette
-                yield FooterKey(
-                    binding.key,
-                    self.app.get_key_display(binding),
-                    binding.description,
-                    binding.action,
-                    classes="-command-palette",
-                    disabled=not enabled,
-                    tooltip=binding.tooltip or binding.description,
+                yield _compact(  # compact whatever the footer is, as in Textual's Footer
+                    FooterKey(
+                        binding.key,
+                        self.app.get_key_display(binding),
+                        binding.description,
+                        binding.action,
+                        classes="-command-palette",
+                        disabled=not enabled,
+                        tooltip=binding.tooltip or binding.description,
+                    ),
+                    True,
                 )
 
     def on_resize(self, event: events.Resize) -> None:
@@ -248,7 +262,7 @@ class LabFooter(Footer):
     def _key(
         self, binding: Binding, enabled: bool, tooltip: str, *, label: bool = True
     ) -> FooterKey:
-        return FooterKey(
+        key = FooterKey(
             binding.key,
             self.app.get_key_display(binding),
             binding.description if label else "",
@@ -256,7 +270,8 @@ class LabFooter(Footer):
             disabled=not enabled,
             tooltip=tooltip or (binding.description if not label else ""),
             classes="" if label else "-grouped",
-        ).data_bind(compact=Footer.compact)
+        )
+        return _compact(key, self.compact).data_bind(compact=Footer.compact)
 
     def _draw(self, entry: Entry) -> ComposeResult:
         if entry.grouped and not entry.expanded and entry.group is not None:

@@ -107,9 +107,15 @@ def server_words(row: ServerRow, profile: str, *, spaced: bool = False) -> Text:
     text = Text()
     text.append(f"{row.variant} {row.phase} on {row.server} ", style="bold")
     verdict = row.verdict
-    text.append(f"{verdict.word} ", style="bold reverse" if verdict.decided else "bold")
-    link = {"faster": "than", "slower": "than", "same": "as"}.get(verdict.word, "vs")
-    text.append(f"{link} on {row.reference}")
+    link = {"faster": "than", "slower": "than", "same": "as"}.get(verdict.word)
+    if link is None:
+        # No difference to tell ('undecided'): 'on 18 vs 15: undecided', not 'on 18
+        # undecided vs on 15'.
+        text.append(f"vs {row.reference}: ")
+        text.append(verdict.word, style="bold")
+    else:
+        text.append(f"{verdict.word} ", style="bold reverse" if verdict.decided else "bold")
+        text.append(f"{link} on {row.reference}")
     gap = "\n\n" if spaced else "\n"
     text.append(gap)
     text.append(f"between the servers {glyph('·')} the biggest change", style="bold")

@@ -229,15 +229,8 @@ class KnobSelect(Select[Any]):
 
     def _step(self, by: int) -> None:
         panel = next((a for a in self.ancestors if isinstance(a, KnobPanel)), None)
-        if panel is None:
-            return
-        stops = [w for w in panel.query("KnobSelect, ServerBox") if w.focusable]
-        if self not in stops:
-            return
-        at = stops.index(self) + by
-        if 0 <= at < len(stops):
-            stops[at].focus()
-            panel.scroll_to_widget(stops[at], animate=False)
+        if panel is not None:
+            panel.step_from(self, by)
 
     def _watch_value(self, value: Any) -> None:
         """Select's own, with the shown label changed in place: during a matrix the panel
@@ -336,6 +329,11 @@ class KnobPanel(NoFocusStyles, VerticalScroll):
     """
 
     DEFAULT_CSS = """
+    KnobPanel {
+        /* The form scrolls for its last row (other settings): a scrollbar would take the
+           knobs' columns and wrap a choice to two rows; the border says what is below. */
+        scrollbar-size-vertical: 0;
+    }
     KnobPanel .knob-row {
         height: 1;
     }
@@ -503,6 +501,9 @@ class KnobPanel(NoFocusStyles, VerticalScroll):
             return
         seen_to = self.scroll_y + self.scrollable_content_region.height
         hidden = [knob.field for knob in KNOB_DEFS if self._row_bottom(knob.field) > seen_to]
+        other = self.query_one(OtherSettings)
+        if not self.locked and other.display and other.virtual_region.bottom > seen_to:
+            hidden.append("other settings")
         more = self.max_scroll_y > 0 and self.scroll_y < self.max_scroll_y and bool(hidden)
         way = "↓" if self.locked else "Tab ↓"  # locked: the panel has the focus and scrolls
         subtitle = f"{hidden[-1] if len(hidden) == 1 else 'more'} below: {way}" if more else ""
@@ -605,6 +606,17 @@ class KnobPanel(NoFocusStyles, VerticalScroll):
             with event.checkbox.prevent(Checkbox.Changed):
                 event.checkbox.value = True
         self.post_message(self.ServersChanged(self, self.checked_servers(), kept))
+
+    def step_from(self, widget: Widget, by: int) -> None:
+        """Focus the form's stop `by` after `widget` (the knobs, then the other settings
+        row), scrolled into view; at either end the focus stays."""
+        stops = [w for w in self.query("KnobSelect, ServerBox, SettingsInput") if w.focusable]
+        if widget not in stops:
+            return
+        at = stops.index(widget) + by
+        if 0 <= at < len(stops):
+            stops[at].focus()
+            self.scroll_to_widget(stops[at], animate=False)
 
     # ------------------------------------------------------------------ reading
     def select(self, field: str) -> KnobSelect:

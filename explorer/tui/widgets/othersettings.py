@@ -1,8 +1,8 @@
 """The knob panel's "other settings" row: any server setting as `name = value` (issue 37).
 
-The row is shown on demand (the palette's "Other settings", or whenever it holds settings or
-the variant in flight has some): at 120x36 the knobs already fill the panel, and every knob
-must stay on screen without scrolling.
+The row is the last of the knob form (the panel scrolls where the knobs fill it, as at
+120x36): `↓` from the last knob reaches it and `↑` goes back, Enter checks what it holds
+(one line under it), and the palette's "Other settings" goes straight to it.
 
 One Input taking `wal_compression = lz4, max_wal_size = 4GB`; the write-path settings are
 offered by name as the user types (a suggestion completes with →). What is typed is read as
@@ -18,13 +18,14 @@ from dataclasses import dataclass
 
 from pydantic import ValidationError
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.suggester import SuggestFromList
 from textual.widgets import Input, Label, Static
 
 from explorer.models import Capabilities, Knobs
-from explorer.server.gucs import WRITE_PATH, check_value
+from explorer.server.gucs import WRITE_PATH, check_value, nearest
 
 PLACEHOLDER = "name = value, … (e.g. wal_compression = lz4)"
 
@@ -55,13 +56,31 @@ def problems(settings: dict[str, str], caps: Capabilities | None) -> list[str]:
     for name, value in settings.items():
         guc = caps.gucs.get(name)
         if guc is None:
-            if name in WRITE_PATH:
-                out.append(f"{name} does not exist on PostgreSQL {caps.version}")
+            if name in WRITE_PATH or (caps.setting_names and name not in caps.setting_names):
+                close = nearest(name, caps.setting_names or list(WRITE_PATH))
+                hint = f": did you mean {' or '.join(close)}?" if close else ""
+                out.append(f"{name} is not a setting of PostgreSQL {caps.version}{hint}")
             continue  # not read by the probe: the run checks it before anything runs
         _spelled, why = check_value(guc, value, caps.version)
         if why is not None:
             out.append(why.removeprefix("not built: "))
     return out
+
+
+class SettingsInput(Input):
+    """The row's Input, a stop of the knob form: `↑` back to the knob above (`↓` stays: the
+    row is the form's last); Enter checks what it holds."""
+
+    BINDINGS = [Binding("up", "previous_knob", "Previous knob", show=False)]
+
+    def action_previous_knob(self) -> None:
+        """Focus the knob above (the form's previous stop)."""
+        # The knob panel holding this row (not imported: knobs imports this module).
+        for ancestor in self.ancestors:
+            step_from = getattr(ancestor, "step_from", None)
+            if callable(step_from):
+                step_from(self, -1)
+                return
 
 
 class OtherSettings(Vertical):
@@ -70,10 +89,6 @@ class OtherSettings(Vertical):
     DEFAULT_CSS = """
     OtherSettings {
         height: auto;
-        display: none;  /* shown on demand: the knobs fill the panel at 120x36 */
-    }
-    OtherSettings.-shown {
-        display: block;
     }
     OtherSettings Horizontal {
         height: 1;
@@ -109,7 +124,7 @@ class OtherSettings(Vertical):
     def compose(self) -> ComposeResult:
         with Horizontal(classes="knob-row"):
             yield Label("Other settings", classes="knob-label")
-            yield Input(
+            yield SettingsInput(
                 placeholder=PLACEHOLDER,
                 suggester=SuggestFromList(WRITE_PATH, case_sensitive=False),
                 id="other-settings",
@@ -130,7 +145,18 @@ class OtherSettings(Vertical):
             self.post_message(self.Changed(self, settings))
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
+        """Enter: check what the row holds now, and say it (one line per problem, or that
+        the settings join the knobs `r` runs)."""
         event.stop()
+        settings, why = parse(event.value)
+        lines = [why] if why is not None else problems(settings, self.caps)
+        if lines or not settings:
+            self.show_reasons(lines)
+            return
+        why_line = self.query_one("#other-why", Static)
+        names = ", ".join(settings)
+        why_line.update(f"✓ {names}: checked; `r` and `m` run with it")
+        why_line.display = True
 
     def set_caps(self, caps: Capabilities | None) -> None:
         """The server is known: check what is typed against it."""

@@ -10,8 +10,10 @@ The versions here take the common case — integer pixels, one marker size per s
 hand anything else to plotext's own function, so what is drawn never changes
 (`tests/unit/test_plotext_speed.py` compares the two on random input). `install()` puts
 them in plotext's utility module, where its build looks them up on every call — only on the
-plotext release they were written against (`PLOTEXT_VERSION`): this module is the one place
-pgwx replaces anything of plotext's.
+plotext release they were written against (`PLOTEXT_VERSION`), and `Overlay` draws only there
+too (on another release it hands every rule and text to plotext): this module is the one
+place pgwx replaces anything of plotext's. The patch as offered to plotext, with its
+measurement, is in docs/development.md ("plotext speed-ups, as a patch for plotext").
 """
 
 from __future__ import annotations
@@ -150,9 +152,15 @@ class Overlay:
     """(text, x, y, colour, background, style, alignment) per text."""
     signals: list[tuple[list[Any], list[Any], str, Any, Any, bool]] = field(default_factory=list)
     """(x, y, marker, colour, style, lines) per plotext signal taken out of its build."""
+    active: bool = field(default_factory=lambda: fits())
+    """Whether the overlay draws (on the plotext release it was written for, `fits`); on
+    another, every rule and text goes to plotext as it is given and plotext draws it all."""
 
     def vline(self, figure: Any, x: float, color: Any = None) -> None:
         """`figure.vline(x, color)`, drawn by `draw`."""
+        if not self.active:
+            figure.vline(x, color=color)
+            return
         self.rules.append((x, figure.monitor.check_color(color)))
 
     def text(
@@ -160,6 +168,9 @@ class Overlay:
     ) -> None:
         """`figure.text(text, x, y, color=color, alignment=alignment)`, drawn by `draw`: its
         colours as plotext takes them at the call (the canvas colour of that moment)."""
+        if not self.active:
+            figure.text(text, x, y, color=color, alignment=alignment)
+            return
         monitor = figure.monitor
         colour = color if plotext_utility.is_color(color) else monitor.next_color()
         self.texts.append(
@@ -182,6 +193,8 @@ class Overlay:
     def fit(self, figure: Any) -> None:
         """Before the build: fit the axes as plotext would to the data, the rules and the
         texts (these are not in the figure), then take the signals out of the build."""
+        if not self.active:
+            return
         monitor = figure.monitor
         takes = _can_take(monitor)
         if not (self.rules or self.texts or takes):
@@ -395,15 +408,18 @@ def _braille(mask: int) -> str:
     return _BRAILLE[mask]
 
 
+def installed_version() -> str | None:
+    """The plotext release installed (None when its metadata cannot be found)."""
+    try:
+        return metadata.version("plotext")
+    except metadata.PackageNotFoundError:
+        return None
+
+
 def fits(version: str | None = None) -> bool:
     """Whether the plotext installed (or `version`) is the release these were written
     against: they copy its helpers' answers and draw into its matrix as its build does."""
-    if version is None:
-        try:
-            version = metadata.version("plotext")
-        except metadata.PackageNotFoundError:
-            return False
-    return version == PLOTEXT_VERSION
+    return (version or installed_version()) == PLOTEXT_VERSION
 
 
 def install() -> bool:

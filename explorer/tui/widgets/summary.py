@@ -87,17 +87,30 @@ def render_card(record: RunRecord | None, width: int, rows: int = 0) -> Text:
     return text
 
 
-def render_servers_card(card: ServerCard, profile: str, width: int, rows: int = 0) -> Text:
+def render_servers_card(
+    card: ServerCard, profile: str, width: int, rows: int = 0, *, fill: bool = True
+) -> Text:
     """A run on several servers as a card: the biggest verdict between the servers, then per
     server each variant's verdict and total (`n of m` servers finished). Blank lines
-    between the blocks where `rows` (0: unknown) allow, else packed."""
+    between the blocks where `rows` (0: unknown) allow, else packed; with rows still to
+    spare and `fill`, a blank line before as many variant lines as they allow, so the pane
+    (the presenter's at 160x45) is not left empty under the card."""
     text = _servers_card(card, profile, spaced=True)
-    if rows and _rows(text, width) > rows:
-        text = _servers_card(card, profile, spaced=False)
+    used = _rows(text, width)
+    if rows and used > rows:
+        return _servers_card(card, profile, spaced=False)
+    if fill and rows and used < rows:
+        lines = sum(len(ls) for _, ls in card.servers)
+        text = _servers_card(card, profile, spaced=True, gaps=min(rows - used, lines))
     return text
 
 
-def _servers_card(card: ServerCard, profile: str, *, spaced: bool) -> Text:
+def servers_card_rows(card: ServerCard, profile: str, width: int, rows: int) -> int:
+    """Rows the servers' card takes, unspread, in a pane `width` cells wide and `rows` high."""
+    return _rows(render_servers_card(card, profile, width, rows, fill=False), width)
+
+
+def _servers_card(card: ServerCard, profile: str, *, spaced: bool, gaps: int = 0) -> Text:
     gap = "\n" if spaced else ""
     dot = glyph("·")
     text = Text()
@@ -118,9 +131,13 @@ def _servers_card(card: ServerCard, profile: str, *, spaced: bool) -> Text:
         text.append(words, style="bold reverse" if row.verdict.decided else "bold")
         text.append("\n")
     name_w = min(max((len(line.variant) for _, ls in card.servers for line in ls), default=8), 22)
+    index = 0
     for server, lines in card.servers:
         text.append(f"{gap}on {server}\n", style="bold underline")
         for line in lines:
+            # Rows to spare: a blank line before the first `gaps` variant lines.
+            text.append("\n" if index < gaps else "")
+            index += 1
             text.append(f"  {line.variant[:name_w]:<{name_w}}  ", style="bold")
             text.append_text(_verdict_text(line))
             text.append(f" {dot} ")
@@ -250,6 +267,9 @@ class SummaryCard(Static, can_focus=True):
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
+        self.fill = True
+        """Spread the servers' card over the pane's spare rows (False: the duration bars
+        fill them, see `DurationPane.fit_under_card`)."""
         self.record: RunRecord | None = None
         """The finished run the card tells."""
         self.servers: ServerCard | None = None
@@ -268,7 +288,11 @@ class SummaryCard(Static, can_focus=True):
         self.servers = card
         self.display = True
         name = record.profile.name
-        self.update(FitWidth(lambda width: render_servers_card(card, name, width, self._room())))
+        self.update(
+            FitWidth(
+                lambda width: render_servers_card(card, name, width, self._room(), fill=self.fill)
+            )
+        )
 
     def _room(self) -> int:
         """Rows the pane has for the card (0 before the first layout)."""
