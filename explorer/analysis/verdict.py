@@ -122,7 +122,8 @@ class Verdict(BaseModel):
     """Median seconds of the candidate; None without trials."""
     ratio: float | None = None
     """The Hodges–Lehmann ratio candidate / baseline (exp of the median pairwise log
-    difference), the point the interval is built around; None when a side has no trials or is
+    difference; for complete rounds judged by the blocked t test, exp of the mean within-round
+    log ratio), the point the interval is built around; None when a side has no trials or is
     below the floor (then see `difference_seconds`)."""
     ci_low: float | None = None
     """Lower end of the confidence interval of the ratio (Moses/Hodges–Lehmann on log

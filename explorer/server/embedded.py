@@ -17,6 +17,7 @@ anything else is refused, untouched.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import gc
 import os
@@ -25,6 +26,7 @@ import shutil
 import signal
 import stat
 import subprocess
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -195,6 +197,8 @@ class LocalServer:
         self.log_file = self.data_dir / "server.log"
         self.started_here = False
         """True when this object started the server (so it should stop it)."""
+        self._made_dir = False
+        """`init` made the data directory itself (so it removes it when initdb is cut short)."""
         self.holder: str | None = None
         """Who holds the directory when this object only attached ("pgwx pid … since …")."""
         self.repaired_offline: list[str] = []
@@ -208,27 +212,53 @@ class LocalServer:
         return self.bindir / name
 
     def _run(self, args: list[str], timeout: float = 120) -> subprocess.CompletedProcess[str]:
+        """Run one of the installation's programs to its end (blocking).
+
+        The program runs in a session of its own, so a Ctrl-C at the terminal reaches only
+        pgwx, and a Ctrl-C (KeyboardInterrupt) lets it finish what it began before being
+        raised: an initdb or a pg_ctl cut short leaves a half-made cluster, or a postmaster
+        starting that nobody tracks.
+        """
         kwargs: dict = {}
         env = {k: v for k, v in os.environ.items() if not k.startswith("PG")}
         env["LC_ALL"] = "C"
         if self._run_as is not None:
             kwargs = {"user": self._run_as.uid, "group": self._run_as.gid, "extra_groups": []}
             env["HOME"] = self._run_as.home
-        try:
-            return subprocess.run(
+        with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+            proc = subprocess.Popen(
                 args,
-                capture_output=True,
-                text=True,
-                timeout=timeout,
+                stdout=out,
+                stderr=err,
                 env=env,
                 cwd=str(self.data_dir.parent),
-                check=False,
+                start_new_session=True,
                 **kwargs,
             )
-        except subprocess.TimeoutExpired as exc:
-            raise ServerError(
-                f"{Path(args[0]).name} did not finish in {timeout:.0f} s; see {self.log_file}."
-            ) from exc
+            interrupted = False
+            while True:
+                try:
+                    proc.wait(timeout=timeout)
+                    break
+                except KeyboardInterrupt:
+                    interrupted = True  # said once it has finished
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
+                    raise ServerError(
+                        f"{Path(args[0]).name} did not finish in {timeout:.0f} s; see "
+                        f"{self.log_file}."
+                    ) from None
+            if interrupted:
+                raise KeyboardInterrupt
+            out.seek(0)
+            err.seek(0)
+            return subprocess.CompletedProcess(
+                args,
+                proc.returncode,
+                out.read().decode(errors="replace"),
+                err.read().decode(errors="replace"),
+            )
 
     @property
     def _owner(self) -> tuple[int, int] | None:
@@ -290,6 +320,7 @@ class LocalServer:
                 if self._run_as is not None:  # made by us, so ours to open to the server's user
                     parent.chmod(0o755)
             self.data_dir.mkdir(mode=0o700)
+            self._made_dir = True
         except OSError as exc:
             raise ServerError(
                 f"pgwx could not create {self.data_dir} ({exc.strerror}); choose a --data-dir "
@@ -306,13 +337,15 @@ class LocalServer:
         if self._ours():
             return
         self._check_reachable()
-        self._make_dir()
+        self._made_dir = False
         try:
+            self._make_dir()
             self._init_made_dir()
         except BaseException:
             # initdb cut short (Ctrl-C, a kill) leaves a directory pgwx would then take for a
             # cluster it did not make, and refuse: we made it, so nothing of it is left
-            shutil.rmtree(self.data_dir, ignore_errors=True)
+            if self._made_dir:
+                shutil.rmtree(self.data_dir, ignore_errors=True)
             raise
 
     def _init_made_dir(self) -> None:
@@ -387,7 +420,16 @@ class LocalServer:
             self.log_file.touch(mode=0o600)
             self._chown(self.log_file)
         (self.data_dir / STOP_WHEN_UNUSED).unlink(missing_ok=True)
-        self._pg_ctl("start", "did not start")
+        try:
+            self._pg_ctl("start", "did not start")
+        except KeyboardInterrupt:
+            # Ctrl-C while it started (pg_ctl has finished, see `_run`): nobody would stop
+            # a server this call was asked to start and did not hand over, so it stops now
+            with contextlib.suppress(Exception):
+                self._run(
+                    [str(self.tool("pg_ctl")), "-D", str(self.data_dir), "-m", "fast", "-w", "stop"]
+                )
+            raise
         self.started_here = True
 
     def restart(self) -> None:

@@ -217,15 +217,22 @@ def test_ctrl_c_while_pgwx_loads_is_one_line(tmp_path: Path) -> None:
     assert done.returncode == 130
 
 
-@pytest.mark.parametrize("after", [0.0, 0.4, 1.0, 2.0])
+@pytest.mark.parametrize(
+    ("made", "after"),
+    [(False, 0.0), (False, 0.4), (False, 1.0), (False, 2.0), (True, 0.0), (True, 0.3)],
+)
 async def test_ctrl_c_while_the_bundled_server_is_made_leaves_nothing(
-    owned_base: Path, tmp_path: Path, after: float
+    owned_base: Path, tmp_path: Path, made: bool, after: float
 ) -> None:
     """Ctrl-C while pgwx made and started its server (initdb, pg_ctl start, connecting):
     one sentence, the exit status of a cancel, no server left running, and no half-made
     directory (initdb cut short left one, which every later pgwx refused as "a cluster pgwx
     did not make")."""
-    data_dir = owned_base / f"made-{after}"
+    data_dir = owned_base / f"made-{made}-{after}"
+    if made:  # a cluster pgwx made earlier, stopped: only pg_ctl start and connecting remain
+        earlier = LocalServer(data_dir)
+        await asyncio.to_thread(earlier.start)
+        await asyncio.to_thread(earlier.stop)
     (tmp_path / "plain.toml").write_text(profile_toml({"plain": ""}, gate=False, rows=10))
     child = await start_pgwx(
         tmp_path, "run", str(tmp_path / "plain.toml"), "--data-dir", str(data_dir)
@@ -239,9 +246,13 @@ async def test_ctrl_c_while_the_bundled_server_is_made_leaves_nothing(
     finally:
         await sigkill(child)
     err = "".join(seen) + err
-    assert child.returncode == 130, err
     assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
-    assert last_line(err).startswith(("cancelled", "Ctrl-C came after")), err
+    if last_line(err).startswith("saved as run "):
+        # a busy machine's moment came after the run had finished: counted, not raised
+        assert child.returncode in (*FINISHED, -signal.SIGINT), err
+    else:
+        assert child.returncode == 130, err
+        assert last_line(err).startswith(("cancelled", "pgwx: cancelled", "Ctrl-C came")), err
     server = LocalServer(data_dir)
     try:
         assert not server.is_running(), "a server was left running"

@@ -99,6 +99,8 @@ def test_label_ref_and_machine_reach_every_reader(
     # the long view has the mechanism: FPI, WAL records, checkpoints, pg_stat_io by writer
     assert {"seconds", "wal_bytes", "wal_fpi", "wal_records", "checkpoints"} <= metrics
     assert {"writes_workload", "extends_workload", "fsyncs_checkpointer"} <= metrics
+    # pg_stat_io evictions by writer, and on 18 the workload sessions' own WAL
+    assert {"evictions_workload", "work_wal_bytes"} <= metrics
 
 
 @pytest.mark.parametrize("bad", ["", "   ", "x" * 201])

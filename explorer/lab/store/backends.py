@@ -92,7 +92,12 @@ CROSS JOIN LATERAL (
         ('wal_bytes', (p->'mechanism'->>'wal_bytes')::double precision),
         ('wal_fpi', (p->'mechanism'->>'wal_fpi')::double precision),
         ('wal_records', (p->'mechanism'->>'wal_records')::double precision),
-        ('checkpoints', (p->'mechanism'->>'checkpoints')::double precision)) AS v(metric, value)
+        ('checkpoints', (p->'mechanism'->>'checkpoints')::double precision),
+        -- 18+: the workload sessions' own WAL; 19+: the full-page images' bytes
+        ('work_wal_bytes', (p->'mechanism'->>'work_wal_bytes')::double precision),
+        ('work_wal_fpi', (p->'mechanism'->>'work_wal_fpi')::double precision),
+        ('wal_fpi_bytes', (p->'mechanism'->>'wal_fpi_bytes')::double precision)
+    ) AS v(metric, value)
     UNION ALL
     -- pg_stat_io by writer: writes_checkpointer, extends_workload, fsyncs_bgwriter …
     SELECT k.metric || '_' || w.key, (w.value->>k.field)::double precision
@@ -111,7 +116,8 @@ CROSS JOIN LATERAL (
 WHERE t.result->>'status' = 'ok' AND m.value IS NOT NULL;
 COMMENT ON VIEW {PG_SCHEMA}.measurements IS
     'pgwx: one row per run, variant, phase, trial and metric (seconds, rows, wal_bytes, '
-    'wal_fpi, wal_records, checkpoints, writes/extends/fsyncs/evictions by writer, wait shares)';
+    'wal_fpi, wal_records, checkpoints, work_wal_bytes/_fpi (18+), wal_fpi_bytes (19+), '
+    'writes/extends/fsyncs/evictions by writer, wait shares)';
 """
 """The long view for charts: one row per run, variant, phase, trial and metric. Replaced in
 place (columns only ever added at the end) when an older store gets its first verdicts."""

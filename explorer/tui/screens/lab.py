@@ -505,8 +505,10 @@ class LabScreen(Screen[None]):
             self.query_one(ResultsTable).show(self.view.summary)
         elif isinstance(event, TrialEnded):
             self.query_one(ResultsTable).show(self.view.summary)
+            self.query_one(ActivityPane).sweep.redraw_now()  # a new point (when shown)
         elif isinstance(event, RunEnded):
             self.query_one(ActivityPane).chart.redraw_now()
+            self.query_one(ActivityPane).sweep.redraw_now()
             self._matrix_ended()
         duration.update_bars()
         if isinstance(event, RunStarted | TrialStarted | TrialEnded | RunEnded):
