@@ -116,8 +116,16 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(render_servers(records, args.format), end="")
     else:
         print(render(record, args.format, judged=judged), end="")
+    roles = "".join(f"; {r.disclosed}" for r in bench.runners if r.disclosed)
+    lost = [r.store_lost for r in bench.runners if r.store_lost]
+    if lost:
+        # The store went away mid-run: where the run is now, and the settings, said last.
+        say._print(f"pgwx: {'; '.join(lost)}; {settings}{roles}")
+        return EXIT_CODES["failed"]
     how = f"`{hint(f'report {record.id} --format csv|json')}`"
-    say._print(f"saved as run {', '.join(r.run_id for r in bench.runners)}; {how}; {settings}")
+    say._print(
+        f"saved as run {', '.join(r.run_id for r in bench.runners)}; {how}; {settings}{roles}"
+    )
     if any(not r.undo.complete for r in bench.runners):
         return EXIT_CODES["failed"]  # something pgwx set is still set: said on the last line
     if bench.several:
@@ -197,6 +205,9 @@ def conduct(
         with bench.holding_interrupts(warn):
             bench.release(say._print)
             bench.store.close()
+            for runner in bench.runners:
+                if runner.store is not None and runner.store is not bench.store:
+                    runner.store.close()  # the local store a lost one's run went on in
             signals.uninstall()
 
 

@@ -2,9 +2,11 @@
 
 However the rounds ended — finished, failed, cancelled — the undo runs to its end (however
 often cancelled meanwhile): the sampler stopped, the server settings put back, the
-workload's leftovers, the fence's roles and the run's schema removed, and what could not go
-named (`wind_down`). Then the run is stored as ended and said so (`close_run`). Nothing
-here calls back into the runner: each function takes the run's context and scope.
+workload's leftovers, the fence's roles and the run's schema removed (what the profile
+changed on its own roles said first), and what could not go named (`wind_down`). Then the
+run is stored as ended and said so (`close_run`); a results store lost for good there keeps
+the run in the local store (`RunContext.keep_locally`). Nothing here calls back into the
+runner: each function takes the run's context and scope.
 """
 
 from __future__ import annotations
@@ -15,12 +17,13 @@ from typing import Any
 
 from explorer.analysis.conditions import warnings as machine_warnings
 from explorer.lab.run.context import RunContext, RunScope
-from explorer.lab.safety.fence import leftovers, release, tear_down
+from explorer.lab.safety.fence import leftovers, release, role_changes, tear_down
 from explorer.lab.safety.guard import drop_schema
 from explorer.lab.safety.leftovers import still_in_force
 from explorer.lab.safety.settings import JournalUnreadable
 from explorer.lab.safety.undo import Undo
 from explorer.lab.scope import schema
+from explorer.lab.store.results import StoreLost
 from explorer.models import Environment, RunEnded, RunRecord, RunStatus, TrialResult
 from explorer.server.failures import failure_reason
 
@@ -41,11 +44,18 @@ async def close_run(
     )
     if status == "finished" and trials and all(t.status != "ok" for t in trials):
         status, reason = "failed", "no trial finished"
-    # judged once, as the store keeps its verdicts: the front end shows that judgement
-    ctx.judged = ctx.store.end_run(
-        ctx.run_id, status, reason, environment=finish_environment(ctx, scope.record)
-    )
+    environment = finish_environment(ctx, scope.record)
+    if not ctx.lost_for_good():
+        # judged once, as the store keeps its verdicts: the front end shows that judgement
+        try:
+            ctx.judged = ctx.store.end_run(ctx.run_id, status, reason, environment=environment)
+        except StoreLost as exc:
+            ctx.keep_locally(exc)
+            status, reason = "failed", ctx.store_lost
+            if not ctx.lost_for_good():
+                ctx.judged = ctx.store.end_run(ctx.run_id, status, reason, environment=environment)
     ctx.ended = status
+    # (a store lost for good gets no more events: `RunContext.emit`)
     ctx.emit(RunEnded(at=ctx.clock(), run_id=ctx.run_id, status=status, reason=reason))
     if cancelled_late and status != "cancelled":
         raise asyncio.CancelledError  # the caller asked to stop: it is told so
@@ -95,6 +105,7 @@ async def wind_down(
     owner = scope.owner
     steps: list[tuple[str, Coroutine[Any, Any, object]]] = [
         ("clean up the workload", scope.workload.cleanup(ctx.target)),
+        ("look at what the profile did to its roles", say_role_changes(ctx, scope)),
         ("end the fenced roles' sessions", release_fence(ctx, scope)),
         (f"drop schema {schema()}", drop_run_schema(ctx)),
         ("drop the fenced roles", drop_fence(ctx, scope)),
@@ -184,6 +195,21 @@ async def drop_fence(ctx: RunContext, scope: RunScope) -> None:
         problem = await tear_down(ctx.target, ctx.run_id)
         if problem:
             ctx.notice(problem, "error")
+
+
+async def say_role_changes(ctx: RunContext, scope: RunScope) -> None:
+    """Say what the profile changed on its own roles (password, settings): they are
+    dropped next, and what was changed goes with them (`ctx.disclosed`, for the last line)."""
+    if scope.fence is None:
+        return
+    changed = await role_changes(ctx.target, scope.fence, ctx.run_id, schema())
+    if changed:
+        ctx.disclosed = (
+            "the profile changed its own role during the run ("
+            + "; ".join(changed)
+            + "); pgwx drops the role at the end, and that goes with it"
+        )
+        ctx.notice(ctx.disclosed, "warning")
 
 
 async def say_leftovers(ctx: RunContext) -> None:

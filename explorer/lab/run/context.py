@@ -12,6 +12,7 @@ opening the run returns.
 from __future__ import annotations
 
 import contextlib
+import shlex
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -28,7 +29,7 @@ from explorer.lab.safety.fence import Fence
 from explorer.lab.safety.owner import RunOwner
 from explorer.lab.safety.settings import Journal, ServerSettings
 from explorer.lab.safety.undo import Undo
-from explorer.lab.store.results import ResultStore
+from explorer.lab.store.results import ResultStore, StoreError, StoreLost
 from explorer.lab.workloads.base import Workload
 from explorer.models import (
     Capabilities,
@@ -45,6 +46,7 @@ from explorer.models import (
     TrialResult,
     Variant,
 )
+from explorer.paths import local_results_path
 from explorer.server.connect import Target
 
 RESTART_GRACE = 15.0
@@ -59,7 +61,9 @@ class RunContext:
     target: Target
     """The server."""
     store: ResultStore
-    """Where finished trials and the event stream go."""
+    """Where finished trials and the event stream go: after the store was lost for good,
+    the local store the run went on in (`keep_locally`), or the lost one, given up
+    (`lost_for_good`)."""
     profile: Profile
     """The profile with the run's overrides applied (`effective_profile`)."""
     options: RunOptions
@@ -105,6 +109,18 @@ class RunContext:
     """How the run ended, as stored (None until it has)."""
     most_trials: int = 0
     """Trials the run may take at most, said when it starts (`opening.open_run`)."""
+    record: RunRecord | None = None
+    """The run as stored when it began (`opening.begin`)."""
+    kept: list[TrialResult] = field(default_factory=list)
+    """Every trial that ended, in order (kept locally if the store is lost)."""
+    disclosed: str | None = None
+    """What the profile changed on its own roles (said on the last line), when it did
+    (`closing.say_role_changes`)."""
+    store_lost: str | None = None
+    """What happened when the results store was lost mid-run, and where the run is kept
+    now (one sentence, for the front end's last line); None while the store answers."""
+    kept_nowhere: bool = False
+    """The store was lost and the run could not be kept in the local store either."""
 
     def clock(self) -> float:
         """Seconds since the run started."""
@@ -114,7 +130,10 @@ class RunContext:
         """Store the event and pass it to the front end."""
         # Events ride along with the trial's commit (an fsync on the event loop per phase
         # event stalls the app); a killed pgwx loses only the trial in flight, as it must.
-        self.store.add_event(self.run_id, event, commit=isinstance(event, RunStarted | RunEnded))
+        if not self.lost_for_good():
+            self.store.add_event(
+                self.run_id, event, commit=isinstance(event, RunStarted | RunEnded)
+            )
         self.emit_out(event)
 
     def notice(self, message: str, level: str = "info") -> None:
@@ -128,11 +147,54 @@ class RunContext:
         return self.turnstile.turn(self.axis.position)
 
     def finish(self, result: TrialResult) -> TrialResult:
-        """Store a finished trial and say so."""
+        """Store a finished trial and say so; a store lost for good (retried already,
+        `explorer.lab.store.backends`) ends the run here with StoreLost, its trials kept
+        locally (`keep_locally`), its settings put back as after any failure."""
         self.load.tick()
-        self.store.add_trial(self.run_id, result)
+        self.kept.append(result)
+        try:
+            if not self.lost_for_good():
+                self.store.add_trial(self.run_id, result)
+        except StoreLost as exc:
+            self.keep_locally(exc)
+            self.emit(TrialEnded(at=self.clock(), result=result))
+            raise StoreLost(self.store_lost or str(exc)) from None
         self.emit(TrialEnded(at=self.clock(), result=result))
         return result
+
+    def lost_for_good(self) -> bool:
+        """The store was lost and the run could not be kept anywhere else either."""
+        return self.store_lost is not None and self.kept_nowhere
+
+    def keep_locally(self, lost: StoreError) -> None:
+        """The results store is lost for good: keep the run and every trial that ended in the
+        local store, and go on writing there (`store_lost` says where)."""
+        gone, where = self.store, local_results_path()
+        assert self.record is not None
+        trials = f"{len(self.kept)} finished trial{'s' if len(self.kept) != 1 else ''}"
+        cause = str(lost).rstrip(".")
+        try:
+            if str(gone.path) == str(where):
+                raise StoreError("it is the store that was lost")
+            local = ResultStore(where)
+            local.begin_run(self.record.model_copy(update={"trials": []}))
+            for trial in self.kept:
+                local.add_trial(self.run_id, trial)
+            local.hold_events(self.run_id, gone.held_events(self.run_id))
+        except (StoreError, OSError) as exc:
+            self.store_lost = (
+                f"{cause}; the run's {trials} could not be kept anywhere else either "
+                f"({str(exc).rstrip('.')}): they are lost"
+            )
+            gone.abandon()  # a later use of it says so at once
+            self.kept_nowhere = True
+            return
+        gone.abandon()
+        self.store = local
+        self.store_lost = (
+            f"{cause}; run {self.run_id} and its {trials} are kept in the local store {where} "
+            f"(`pgwx --results {shlex.quote(str(where))} report {self.run_id}`)"
+        )
 
     def mark_restart(self) -> None:
         """pgwx restarted the server now."""

@@ -157,6 +157,7 @@ async def begin(
     except BaseException:
         await owner.close()
         raise
+    ctx.record = record  # kept locally, should the store be lost mid-run
     ctx.emit(
         RunStarted(
             at=ctx.clock(),

@@ -153,6 +153,23 @@ class Runner:
         return self.ctx.ended
 
     @property
+    def disclosed(self) -> str | None:
+        """What the profile changed on its own roles (said on the last line), when it did."""
+        return self.ctx.disclosed
+
+    @property
+    def store_lost(self) -> str | None:
+        """What happened when the results store was lost mid-run, and where the run is kept
+        now (one sentence, for the front end's last line); None while the store answers."""
+        return self.ctx.store_lost
+
+    @property
+    def store(self) -> ResultStore | None:
+        """Where the run is kept: the store it was given, the local store it went on in
+        after that one was lost, or None when it could be kept nowhere."""
+        return None if self.ctx.lost_for_good() else self.ctx.store
+
+    @property
     def judged(self) -> Judgement | None:
         """The run's verdicts, judged once as it ended and was stored (None until then)."""
         return self.ctx.judged
@@ -245,4 +262,9 @@ class Runner:
                 raise
         finally:
             await close_run(ctx, scope, sampler_task, trials, status, reason)
-        return self.ctx.store.load(self.run_id)
+        if ctx.lost_for_good():
+            # Nothing holds the run any more: the record as it ended, from memory.
+            return scope.record.model_copy(
+                update={"trials": list(ctx.kept), "status": "failed", "reason": ctx.store_lost}
+            )
+        return ctx.store.load(self.run_id)

@@ -78,6 +78,9 @@ class Fence:
     read: Target
     """The server as the read role: the prepare query / source read."""
     roles: tuple[str, str]
+    verifiers: dict[str, str] = dataclasses.field(default_factory=dict)
+    """Role → the SCRAM verifier pgwx gave it (to tell, at the end, whether the profile set
+    its own password)."""
 
 
 def as_role(target: Target, role: str, password: str) -> Target:
@@ -136,14 +139,15 @@ async def build_fence(
     """
     work, read = role_names(run_id)
     passwords = {work: secrets.token_urlsafe(24), read: secrets.token_urlsafe(24)}
+    verifiers = {role: scram_verifier(password) for role, password in passwords.items()}
     conn = await admin.connect("admin")
     try:
         why = await _no_roles(conn)
         if why:
             raise FenceUnavailable(why)
         try:
-            for role, password in passwords.items():
-                await _create_role(conn, role, password, run_id, schema, reads=role == read)
+            for role in passwords:
+                await _create_role(conn, role, verifiers[role], run_id, schema, reads=role == read)
             await conn.execute(f"GRANT USAGE, CREATE ON SCHEMA {schema} TO {work}")
             if temporary:
                 await _grant_on_database(conn, "TEMPORARY", work)
@@ -166,6 +170,7 @@ async def build_fence(
         work=as_role(admin, work, passwords[work]),
         read=as_role(admin, read, passwords[read]),
         roles=(work, read),
+        verifiers=verifiers,
     )
     try:
         probe = await fence.work.connect("fence", timeout=10.0)
@@ -216,12 +221,12 @@ async def _grant_on_database(conn: asyncpg.Connection, privilege: str, role: str
 
 
 async def _create_role(
-    conn: asyncpg.Connection, role: str, password: str, run_id: str, schema: str, *, reads: bool
+    conn: asyncpg.Connection, role: str, verifier: str, run_id: str, schema: str, *, reads: bool
 ) -> None:
     try:
         await conn.execute(
             f"CREATE ROLE {role} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION "
-            f"NOBYPASSRLS INHERIT CONNECTION LIMIT 600 PASSWORD '{scram_verifier(password)}'"
+            f"NOBYPASSRLS INHERIT CONNECTION LIMIT 600 PASSWORD '{verifier}'"
         )
     except asyncpg.DuplicateObjectError:
         raise FenceUnavailable(
@@ -311,6 +316,47 @@ async def release_dead(conn: asyncpg.Connection, alive: Callable[[str], bool]) -
     """`release` for the marked roles of every run that is not `alive` (recovery)."""
     runs = {run for run in (await marked_roles(conn)).values() if not alive(run)}
     return [p for run in sorted(runs) for p in await _release(conn, run)]
+
+
+async def role_changes(admin: Target, fence: Fence, run_id: str, schema: str) -> list[str]:
+    """What the profile changed on its own roles during the run: 'pgwx_run_…: its password,
+    work_mem=64MB' per role changed (nothing, normally).
+
+    Any role may set its own password and its own settings (`ALTER ROLE CURRENT_USER …`,
+    which the server allows and no fence can refuse); they go when the role is dropped at
+    the end, and are said. The password is compared with the verifier pgwx set, which only
+    a superuser can read; the settings, anyone.
+    """
+    conn = await admin.connect("admin")
+    try:
+        superuser = await conn.fetchval(
+            "SELECT rolsuper FROM pg_roles WHERE rolname = current_user"
+        )
+        out = []
+        for role in fence.roles:
+            if await role_run(conn, role) != run_id:
+                continue
+            changed = []
+            if superuser and role in fence.verifiers:
+                stored = await conn.fetchval(
+                    "SELECT rolpassword FROM pg_authid WHERE rolname = $1", role
+                )
+                if stored != fence.verifiers[role]:
+                    changed.append("its password")
+            rows = await conn.fetch(
+                "SELECT unnest(s.setconfig) AS setting FROM pg_db_role_setting s "
+                "JOIN pg_roles r ON r.oid = s.setrole WHERE r.rolname = $1",
+                role,
+            )
+            ours = f"search_path={schema}"
+            changed += [printable(str(r["setting"]))[:100] for r in rows if r["setting"] != ours][
+                :5
+            ]
+            if changed:
+                out.append(f"{role}: {', '.join(changed)}")
+        return out
+    finally:
+        await conn.close()
 
 
 async def leftovers(conn: asyncpg.Connection, run_id: str, schema: str) -> list[str]:

@@ -64,13 +64,20 @@ class Holder:
     """The prepared transaction's owner."""
     own_key: bool = False
     """The same session also holds the key of the run its application_name names."""
+    may_alter_system: bool = True
+    """For the settings key: its user may change server settings (a superuser, or granted
+    ALTER SYSTEM on a parameter), as a pgwx that holds that key must. A name and a key any
+    session can take; this the server grants."""
 
     @property
     def is_pgwx(self) -> bool:
         """A pgwx's session, not logged in as a profile's fenced role: a run's owner session
         (see `owner_purpose`) holding its run's own key too, or the `pgwx-admin` session in
-        which a starting pgwx puts back what a dead one left."""
+        which a starting pgwx puts back what a dead one left; holding the settings key, only
+        as a user that may change server settings (`may_alter_system`)."""
         if self.pid is None or (self.user or "").startswith(("pgwx_run_", "pgwx_read_")):
+            return False
+        if not self.may_alter_system:
             return False
         app = self.application_name or ""
         return app == RECOVERY_APP or (self.own_key and _OWNER_APP.match(app) is not None)
@@ -131,6 +138,11 @@ async def all_holders(conn: asyncpg.Connection) -> dict[int, Holder]:
         m = _OWNER_APP.match(app or "")
         return m is not None and (pid, run_key(m["run"])) in held
 
+    settings_user = next(
+        (r["usename"] for r in rows if int(r["key"]) == SETTINGS_KEY and r["pid"] is not None),
+        None,
+    )
+    may_set = settings_user is None or await may_alter_system(conn, settings_user)
     return {
         int(r["key"]): Holder(
             r["application_name"],
@@ -139,9 +151,31 @@ async def all_holders(conn: asyncpg.Connection) -> dict[int, Holder]:
             r["gid"],
             r["owner"],
             own_key(r["application_name"], r["pid"]),
+            may_alter_system=may_set if int(r["key"]) == SETTINGS_KEY else True,
         )
         for r in rows
     }
+
+
+async def may_alter_system(conn: asyncpg.Connection, user: str) -> bool:
+    """Whether `user` may change server settings: a superuser, or (PostgreSQL 15+) granted
+    ALTER SYSTEM on some parameter. A catalog that cannot be read says no."""
+    try:
+        if await conn.fetchval("SELECT rolsuper FROM pg_roles WHERE rolname = $1", user):
+            return True
+        if await conn.fetchval("SELECT current_setting('server_version_num')::int") < 150000:
+            return False
+        return bool(
+            await conn.fetchval(
+                "SELECT EXISTS (SELECT 1 FROM pg_parameter_acl p "
+                "CROSS JOIN LATERAL aclexplode(p.paracl) a "
+                "WHERE a.grantee = (SELECT oid FROM pg_roles WHERE rolname = $1) "
+                "AND a.privilege_type = 'ALTER SYSTEM')",
+                user,
+            )
+        )
+    except asyncpg.PostgresError:
+        return False
 
 
 async def lock_holders(conn: asyncpg.Connection) -> dict[int, str | None]:

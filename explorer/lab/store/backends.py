@@ -18,7 +18,8 @@ import os
 import re
 import sqlite3
 import threading
-from collections.abc import Coroutine, Iterable, Sequence
+import time
+from collections.abc import Callable, Coroutine, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
@@ -144,6 +145,14 @@ class StoreError(PgwxError, RuntimeError):
     """The store cannot be read or written; str() is one sentence."""
 
 
+class StoreLost(StoreError):
+    """The store's server went away and did not come back after RETRY_WAITS."""
+
+
+RETRY_WAITS = (0.5, 1.0, 2.0)
+"""Seconds before each attempt to reach a lost PostgreSQL store again (then it is lost)."""
+
+
 class SqlBackend(Protocol):
     """What `ResultStore` needs of a database: statements, short transactions, a name."""
 
@@ -220,6 +229,45 @@ def store_kind(location: str) -> str:
             ) from None
         return "postgres"
     return "file"
+
+
+class LostBackend:
+    """A store given up after it was lost: every use says so at once (never waits on it)."""
+
+    trial_status = "NULL"
+
+    def __init__(self, location: str) -> None:
+        self.location = location
+
+    def _lost(self) -> StoreLost:
+        return StoreLost(
+            f"The results store {self.location} was lost during this session; pgwx no longer "
+            "writes or reads it (start pgwx again once it is back)."
+        )
+
+    def run(self, sql: str, params: Sequence[Any] = ()) -> None:
+        raise self._lost()
+
+    def many(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
+        raise self._lost()
+
+    def one(self, sql: str, params: Sequence[Any] = ()) -> tuple[Any, ...] | None:
+        raise self._lost()
+
+    def all(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        raise self._lost()
+
+    def begin(self) -> None:
+        raise self._lost()
+
+    def commit(self) -> None:
+        raise self._lost()
+
+    def rollback(self) -> None:
+        pass  # nothing was begun
+
+    def close(self) -> None:
+        pass
 
 
 # --------------------------------------------------------------------------- SQLite
@@ -322,6 +370,10 @@ class PostgresBackend:
         """What the driver raises when the store's server fails (said as one sentence)."""
         self._target = Target(dsn=url)
         self.location = self._target.label()
+        self._tx: list[tuple[str, list[Sequence[Any]]]] | None = None
+        """The writes of the open transaction (None outside one), replayed after a reconnect."""
+        self.reconnects = 0
+        """How many times a lost connection was made again."""
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
         self._thread.start()
@@ -339,16 +391,70 @@ class PostgresBackend:
     def _wait(self, coro: Coroutine[Any, Any, T]) -> T:
         return asyncio.run_coroutine_threadsafe(coro, self._loop).result()
 
-    def _call(self, coro: Coroutine[Any, Any, T]) -> T:
-        try:
-            return self._wait(coro)
-        except self._failures as exc:
-            from explorer.server.conninfo import mask_secrets
+    def _sentence(self, exc: BaseException) -> str:
+        from explorer.server.conninfo import mask_secrets
 
-            text = mask_secrets(str(exc)).strip().splitlines()
-            raise StoreError(
-                f"The results store {self.location} failed: {text[0] if text else exc!r}."
-            ) from None
+        text = mask_secrets(str(exc)).strip().splitlines()
+        return f"The results store {self.location} failed: {text[0] if text else exc!r}."
+
+    def _cause(self, exc: BaseException) -> str:
+        """Why the connection ended, in a few words (no DSN: the sentence names it once)."""
+        from explorer.server.conninfo import mask_secrets
+
+        lines = mask_secrets(str(exc)).strip().splitlines()
+        return printable(lines[0])[:200] if lines else type(exc).__name__
+
+    def _gone(self, exc: BaseException) -> bool:
+        """The failure ended the connection (terminated, server down, network), not the SQL."""
+        import asyncpg
+
+        closed = self._conn.is_closed()
+        return closed or isinstance(
+            exc,
+            asyncpg.ConnectionDoesNotExistError
+            | asyncpg.AdminShutdownError
+            | asyncpg.PostgresConnectionError
+            | OSError,
+        )
+
+    def _call(self, work: Callable[[asyncpg.Connection], Coroutine[Any, Any, T]]) -> T:
+        """`work` on the connection; a lost connection is made again (waits RETRY_WAITS) and
+        the open transaction's writes replayed before `work` is tried again.
+
+        Raises:
+            StoreLost: the store did not come back.
+            StoreError: the store refused the statement (one sentence).
+        """
+        from explorer.server.connect import ConnectError
+
+        try:
+            return self._wait(work(self._conn))
+        except self._failures as exc:
+            if not self._gone(exc):
+                raise StoreError(self._sentence(exc)) from None
+            why = self._cause(exc)
+        for wait in RETRY_WAITS:
+            self._conn.terminate()
+            time.sleep(wait)
+            try:
+                self._conn = self._wait(self._target.connect("results"))
+                if self._tx is not None:
+                    self._wait(self._conn.execute("BEGIN"))
+                    for sql, rows in self._tx:
+                        self._wait(self._conn.executemany(sql, rows))
+                result = self._wait(work(self._conn))
+            except ConnectError:
+                continue
+            except self._failures as exc:
+                if not self._gone(exc):
+                    raise StoreError(self._sentence(exc)) from None
+                continue
+            self.reconnects += 1
+            return result
+        raise StoreLost(
+            f"The results store {self.location} was lost ({why}) and could not be reached "
+            f"again in {len(RETRY_WAITS)} tries over {sum(RETRY_WAITS):g} s."
+        )
 
     def _prepare(self) -> None:
         """Create or check pgwx's schema; an existing one of the right version is not written."""
@@ -357,7 +463,7 @@ class PostgresBackend:
             self.begin()
             # one creator at a time: two pgwx starting together on an empty database
             self.run("SELECT pg_advisory_xact_lock(hashtext('pgwx_results'))")
-            self._wait(self._conn.execute(PG_TABLES))
+            self._call(lambda c: c.execute(PG_TABLES))
             self.run(
                 f"INSERT INTO {PG_SCHEMA}.meta VALUES ('schema_version', ?) "
                 "ON CONFLICT (key) DO NOTHING",
@@ -373,11 +479,11 @@ class PostgresBackend:
             )
 
     def _stored_version(self) -> int | None:
-        exists = self._call(self._conn.fetchval("SELECT to_regclass($1)", f"{PG_SCHEMA}.meta"))
+        exists = self._call(lambda c: c.fetchval("SELECT to_regclass($1)", f"{PG_SCHEMA}.meta"))
         if exists is None:
             return None
         value = self._call(
-            self._conn.fetchval(f"SELECT value FROM {PG_SCHEMA}.meta WHERE key = 'schema_version'")
+            lambda c: c.fetchval(f"SELECT value FROM {PG_SCHEMA}.meta WHERE key = 'schema_version'")
         )
         if value is None:
             return None
@@ -390,30 +496,47 @@ class PostgresBackend:
                 "or ask whoever keeps the store to put the version back."
             ) from None
 
+    def _written(self, sql: str, rows: list[Sequence[Any]]) -> None:
+        """Keep a write of the open transaction, to replay it on a new connection."""
+        if self._tx is not None:
+            self._tx.append((sql, rows))
+
     def run(self, sql: str, params: Sequence[Any] = ()) -> None:
-        self._call(self._conn.execute(to_postgres(sql), *params))
+        statement = to_postgres(sql)
+        self._call(lambda c: c.execute(statement, *params))
+        self._written(statement, [params])
 
     def many(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
         rows = list(rows)
         if rows:
-            self._call(self._conn.executemany(to_postgres(sql), rows))
+            statement = to_postgres(sql)
+            self._call(lambda c: c.executemany(statement, rows))
+            self._written(statement, rows)
 
     def one(self, sql: str, params: Sequence[Any] = ()) -> tuple[Any, ...] | None:
-        row = self._call(self._conn.fetchrow(to_postgres(sql), *params))
+        statement = to_postgres(sql)
+        row = self._call(lambda c: c.fetchrow(statement, *params))
         return tuple(row) if row is not None else None
 
     def all(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        return [tuple(r) for r in self._call(self._conn.fetch(to_postgres(sql), *params))]
+        statement = to_postgres(sql)
+        return [tuple(r) for r in self._call(lambda c: c.fetch(statement, *params))]
 
     def begin(self) -> None:
-        self._call(self._conn.execute("BEGIN"))
+        self._call(lambda c: c.execute("BEGIN"))
+        self._tx = []
 
     def commit(self) -> None:
-        self._call(self._conn.execute("COMMIT"))
+        self._call(lambda c: c.execute("COMMIT"))
+        self._tx = None
 
     def rollback(self) -> None:
+        self._tx = None
         if not self._conn.is_closed():
-            self._call(self._conn.execute("ROLLBACK"))
+            try:
+                self._wait(self._conn.execute("ROLLBACK"))
+            except self._failures:
+                self._conn.terminate()  # a new one is made by the next statement
 
     def close(self) -> None:
         if not self._conn.is_closed():

@@ -14,7 +14,7 @@ import re
 import socket
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
@@ -23,10 +23,12 @@ from pydantic import TypeAdapter, ValidationError
 from explorer.files import PRIVATE, private_dir, write_new
 from explorer.lab.store.backends import (
     BUSY_TIMEOUT,
+    LostBackend,
     PostgresBackend,
     SqlBackend,
     SqliteBackend,
     StoreError,
+    StoreLost,
     store_kind,
 )
 from explorer.lab.store.textbound import stored_json
@@ -37,7 +39,7 @@ from explorer.text import printable
 if TYPE_CHECKING:
     from explorer.analysis.judge import Judgement
 
-__all__ = ["BUSY_TIMEOUT", "DamagedRun", "ResultStore", "StoreError", "new_run_id"]
+__all__ = ["BUSY_TIMEOUT", "DamagedRun", "ResultStore", "StoreError", "StoreLost", "new_run_id"]
 
 _EVENT: TypeAdapter[Event] = TypeAdapter(Event)
 
@@ -194,6 +196,8 @@ class ResultStore:
         self._written = 0
         """How many held events the open transaction has written (dropped from memory at COMMIT)."""
         self._event_seq: dict[str, int] = {}
+        self._abandoned = False
+        """The store was lost and given up (`abandon`): closing it writes nothing."""
         self.damage: list[str] = []
         """Sentences about stored rows that did not validate and were skipped (each once)."""
         self.sql: SqlBackend
@@ -236,10 +240,32 @@ class ResultStore:
 
     def close(self) -> None:
         """Write any events still held in memory, and close."""
+        if self._abandoned:
+            return
         if self._pending:
             with self._write():
                 self._flush_events()
         self.sql.close()
+
+    def held_events(self, run_id: str) -> list[str]:
+        """The events of `run_id` held in memory, not yet written (their JSON)."""
+        return [raw for rid, _seq, raw in self._pending if rid == run_id]
+
+    def hold_events(self, run_id: str, events: list[str]) -> None:
+        """Hold `events` (JSON, in order) of `run_id` to write with its next trial or end."""
+        for raw in events:
+            seq = self._event_seq.get(run_id, 0)
+            self._event_seq[run_id] = seq + 1
+            self._pending.append((run_id, seq, raw))
+
+    def abandon(self) -> None:
+        """Give up a lost store: forget what is held (kept elsewhere), close without writing."""
+        self._pending.clear()
+        self._written = 0
+        self._abandoned = True
+        with suppress(Exception):  # it is lost: closing it may fail in any way
+            self.sql.close()
+        self.sql = LostBackend(str(self.path))  # a later use says so, never waits on it
 
     # ------------------------------------------------------------------ writing
     def _flush_events(self) -> None:

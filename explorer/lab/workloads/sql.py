@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import re
+from collections.abc import Awaitable
 from pathlib import Path
 from typing import Any
 
@@ -26,8 +27,17 @@ import asyncpg
 from explorer.analysis.mechanism import fold_late
 from explorer.analysis.units import human_bytes
 from explorer.files import input_problem
-from explorer.lab.scope import create_table_sql, fk_clause, schema, table_name, toast_sql, work_app
+from explorer.lab.scope import (
+    close_or_terminate,
+    create_table_sql,
+    fk_clause,
+    schema,
+    table_name,
+    toast_sql,
+    work_app,
+)
 from explorer.lab.workloads.base import Params, TrialContext, Workload, WorkloadError
+from explorer.lab.workloads.data_bounds import NOTE_LARGE
 from explorer.lab.workloads.file_extension import parse_pgbench, pgbench_conninfo
 from explorer.lab.workloads.sql_guard import (
     TRANSACTION_CONTROL,
@@ -62,6 +72,8 @@ PREPARED = "prepared.copy"
 ROWS = re.compile(r"^(?:INSERT \d+|UPDATE|DELETE|SELECT|COPY|MERGE|MOVE|FETCH) (\d+)$")
 
 
+WATCH_SECONDS = 0.5
+"""How often a pgbench phase's statements are looked at (held to `statement_seconds`)."""
 COUNTED_STATEMENTS = 50
 """Most statements of one phase run one by one so that each one's rows count."""
 WRITE_TAGS = {"INSERT", "UPDATE", "DELETE", "MERGE", "COPY"}
@@ -349,11 +361,15 @@ class SqlWorkload(Workload):
         conn = await target.connect("prepare")
         try:
             await conn.execute(f"SET search_path = {schema()}")
-            self._rows = await write_rows(conn, query, path, self.bounds)
+            self._rows = await asyncio.wait_for(
+                write_rows(conn, query, path, self.bounds), self.params.statement_seconds
+            )
         except asyncpg.PostgresError as exc:
             raise WorkloadError(f"prepare failed: {one_line(exc)}") from None
+        except TimeoutError:
+            raise WorkloadError(self._too_long("prepare")) from None
         finally:
-            await conn.close()
+            await close_or_terminate(conn)
         self._data = path
 
     async def trial(self, ctx: TrialContext) -> None:
@@ -389,16 +405,21 @@ class SqlWorkload(Workload):
             prep = self.params.prepare
             fmt = prep.format if prep is not None and prep.file is not None else "text"
             async with ctx.phase(phase.name, expected_rows=self._rows) as ph:
+                copy = db.copy_to_table(
+                    table.name,
+                    source=str(self._data),
+                    schema_name="pg_temp" if temp else schema(),
+                    format=fmt,
+                    header=bool(prep and prep.file and prep.header) or None,
+                )
                 try:
-                    status = await db.copy_to_table(
-                        table.name,
-                        source=str(self._data),
-                        schema_name="pg_temp" if temp else schema(),
-                        format=fmt,
-                        header=bool(prep and prep.file and prep.header) or None,
-                    )
+                    # bounded like every statement of the profile: a trigger of its own, or
+                    # `SET statement_timeout = 0` in setup, cannot make the COPY hang the run
+                    status = await asyncio.wait_for(copy, self.params.statement_seconds)
                 except asyncpg.PostgresError as exc:
                     raise WorkloadError(f"phase {phase.name}: {one_line(exc)}") from None
+                except TimeoutError:
+                    raise WorkloadError(self._too_long(f"phase {phase.name}")) from None
                 ph.rows = status_rows(status)
         elif phase.kind == "pgbench":
             await self._pgbench(ctx, phase, names)
@@ -430,11 +451,40 @@ class SqlWorkload(Workload):
         args += ["-f", str(script), pgbench_conninfo(ctx.target.dsn, work_app("pgbench"), user)]
         async with ctx.phase(phase.name) as ph:
             try:
-                facts = parse_pgbench(await ctx.run_tool(args))
+                facts = parse_pgbench(await self._watched(ctx, ctx.run_tool(args), phase.name))
             except WorkloadError as exc:
+                if str(exc).startswith(f"phase {phase.name}:"):
+                    raise
                 raise WorkloadError(f"phase {phase.name}: {exc}") from None
             ph.rows = facts.pop("done")
             ph.detail.update(facts)
+
+    async def _watched(self, ctx: TrialContext, tool: Awaitable[str], phase: str) -> str:
+        """A pgbench phase's output, its sessions' statements held to `statement_seconds`.
+
+        pgbench's statements are not pgwx's to wrap, and its script may `SET
+        statement_timeout = 0`: pgwx looks at its sessions from the trial's own session
+        every WATCH_SECONDS and, when a statement has run longer than the bound, kills
+        pgbench (its sessions are ended with the trial's) and fails the trial saying so.
+        """
+        task = asyncio.ensure_future(tool)
+        bound = self.params.statement_seconds
+        try:
+            while True:
+                done, _ = await asyncio.wait({task}, timeout=min(WATCH_SECONDS, bound))
+                if done:
+                    return task.result()
+                longest = await ctx.db.fetchval(
+                    "SELECT max(extract(epoch FROM clock_timestamp() - query_start)) "
+                    "FROM pg_stat_activity WHERE application_name = $1 AND state = 'active'",
+                    work_app("pgbench"),
+                )
+                if longest is not None and float(longest) > bound:
+                    raise WorkloadError(self._too_long(f"phase {phase}"))
+        finally:
+            if not task.done():
+                task.cancel()  # run_tool kills pgbench
+                await asyncio.wait({task})
 
     async def _script(
         self, db: asyncpg.Connection, step: str, script: str, in_block: bool
@@ -517,6 +567,7 @@ class SqlWorkload(Workload):
         return bounded_note(
             [(str(r["key"]), r["value"], int(r["length"] or 0)) for r in rows],
             self.bounds.note_chars,
+            "" if self.bounds.allow_large else f", {NOTE_LARGE:,} with --allow-large",
         )
 
     def _too_long(self, where: str) -> str:
@@ -527,16 +578,17 @@ class SqlWorkload(Workload):
         )
 
 
-def bounded_note(cells: list[tuple[str, str | None, int]], limit: int) -> str:
+def bounded_note(cells: list[tuple[str, str | None, int]], limit: int, more: str = "") -> str:
     """'name=value, …' of (name, value as cut by the server, full length) cut to `limit`
-    characters, saying how long it was (a NULL reads None, as before)."""
+    characters, saying how long it was and (`more`) how to keep more (a NULL reads None, as
+    before)."""
     parts = [f"{name}={'None' if value is None else value}" for name, value, _ in cells]
     text = ", ".join(parts)
     full = sum(len(name) + 1 + (4 if value is None else length) for name, value, length in cells)
     full += 2 * (len(cells) - 1)
     if full <= limit and len(text) <= limit:
         return text
-    return f"{text[:limit]}… (cut: {full:,} characters; notes keep {limit:,})"
+    return f"{text[:limit]}… (cut: {full:,} characters; notes keep {limit:,}{more})"
 
 
 DROP_LOCK_WAIT = "10s"

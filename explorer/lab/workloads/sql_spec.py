@@ -210,8 +210,9 @@ class SqlParams(Params):
     verify: str = ""
     """A query run after the phases; its first row goes in the notes."""
     statement_seconds: float = Field(default=600.0, gt=0, le=86_400)
-    """Each statement of create, setup, the SQL phases and verify is cancelled after this
-    long, whatever `statement_timeout` the SQL sets (the trial fails, saying so)."""
+    """Each statement of the prepare query, create, setup, every phase (SQL, COPY and
+    pgbench's) and verify is cancelled after this long, whatever `statement_timeout` the SQL
+    sets (the trial, or the prepare step, fails saying so)."""
 
     @model_validator(mode="after")
     def _consistent(self) -> SqlParams:
