@@ -68,7 +68,13 @@ def words(document: dict) -> list[tuple[str, str, str]]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=20)
+    parser.add_argument(
+        "--smoke", action="store_true", help="one small run (the suite's check that it works)"
+    )
     args = parser.parse_args()
+    runs, extra = args.runs, []
+    if args.smoke:
+        runs, extra = 1, ["--scale", "0.02", "--repeats", "2", "--allow-undecidable"]
     with tempfile.TemporaryDirectory(prefix="pgwx-aa-") as scratch:
         base = Path(scratch)
         os.chmod(base, 0o755)
@@ -82,10 +88,13 @@ def main() -> None:
         )
         false_runs = failed = done = 0
         began = time.perf_counter()
-        for i in range(1, args.runs + 1):
+        for i in range(1, runs + 1):
             t0 = time.perf_counter()
             proc = subprocess.run(
-                [sys.executable, "-m", "explorer.cli", "run", str(profile), "--format", "json"],
+                [
+                    *(sys.executable, "-m", "explorer.cli", "run", str(profile)),
+                    *("--format", "json", *extra),
+                ],
                 capture_output=True,
                 text=True,
                 env=env,

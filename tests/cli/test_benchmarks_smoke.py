@@ -22,6 +22,7 @@ ROOT = Path(__file__).resolve().parents[2]
 BENCHMARKS = sorted((ROOT / "benchmarks").glob("*.py"))
 
 PROOF = {
+    "aa_real.py": "1 runs finished (0 failed)",
     "history_flags.py": "| 20% | 20 |",
     "replay_memory.py": "key-to-screen over",
     "sampler_overhead.py": "throughput with/without (pairs)",

@@ -31,7 +31,8 @@ def test_the_plan_and_the_self_test_say_the_rounds_an_effect_needs() -> None:
     request = RunRequest.build(profile)
     said = run_plan(request, noise=0.18)
     assert said.startswith("Plan: at least 7 comparisons at ±3 %")
-    assert "at ±18% noise a 5 % effect needs about" in said and "this run stops at 30" in said
-    assert "the first look measures the noise" in run_plan(request)
+    assert "at ±18 % noise round 10 can call a ratio beyond" in said, said
+    assert "this run stops at 30" in said
+    assert "noise is not known yet" in run_plan(request)
     text = to_text(SelfTest([PhaseNoise("load", 20, 0.18, 1.0)], [], 7, None, None), profile)
     assert "At ±18% noise a 5 % effect needs about" in text and "a 15 % one about" in text

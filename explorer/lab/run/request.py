@@ -160,8 +160,8 @@ class RunRequest:
         )
         if warmup is not None and not 0 <= warmup <= MAX_WARMUP:
             raise UsageError(f"--warmup must be between 0 and {MAX_WARMUP}.")
-        # Fixed --repeats that cannot reach Holm's first level in the smallest table this run
-        # can make (one phase): refused before any server work (`explorer.analysis.plan`).
+        # Fixed --repeats too few for any comparison to be decided (fewer than 5 trials a side):
+        # refused before any server work (`explorer.analysis.plan`).
         # Only a number the user typed: a profile's own repeats are its author's choice.
         fixed = profile.model_copy(update={"repeats": repeats}) if repeats else None
         refused = fixed and refusal(fixed, least_comparisons(len(chosen), servers))
@@ -212,4 +212,9 @@ def run_plan(request: RunRequest, servers: int = 1, noise: float | None = None) 
     if o.threshold is not None:
         update["threshold"] = o.threshold
     profile = request.profile.model_copy(update=update)
-    return plan_sentence(profile, least_comparisons(len(request.variants), servers), noise)
+    variants = len(request.variants)
+    # Within one server the blocked t over every variant of the round; with several, the
+    # between-server comparisons are the paired t of their two columns: the fewer degrees of
+    # freedom of the two, so the plan never promises more than either family can do.
+    columns = variants if servers == 1 else 2
+    return plan_sentence(profile, least_comparisons(variants, servers), noise, columns)
