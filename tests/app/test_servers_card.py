@@ -111,3 +111,14 @@ async def test_nothing_is_left_empty_under_the_servers_card(
         blank_tail = len(drawn) - max(n for n, row in enumerate(drawn) if row.strip()) - 1
         assert blank_tail <= 2, "\n".join(drawn)
         assert duration.max_scroll_y == 0, "the servers' card must fit its pane"
+
+
+def test_a_narrow_card_keeps_each_total_with_its_unit() -> None:
+    # At 120x36 the duration pane is 35 cells: `immediate  2.05× slower · 240` then `ms`.
+    card = server_card(two_server_group())
+    assert card is not None
+    text = render_servers_card(card, "fk-timing-restore", 35).plain
+    told = [line for line in text.split("\n") if line.rstrip().endswith((" s", " ms"))]
+    assert len(told) == sum(len(lines) for _, lines in card.servers)
+    assert all(len(line) <= 35 for line in told), told
+    assert "  after-load\n    1.13× undecided · 2.69 s" in text

@@ -95,13 +95,13 @@ def render_servers_card(
     between the blocks where `rows` (0: unknown) allow, else packed; with rows still to
     spare and `fill`, a blank line before as many variant lines as they allow, so the pane
     (the presenter's at 160x45) is not left empty under the card."""
-    text = _servers_card(card, profile, spaced=True)
+    text = _servers_card(card, profile, width, spaced=True)
     used = _rows(text, width)
     if rows and used > rows:
-        return _servers_card(card, profile, spaced=False)
+        return _servers_card(card, profile, width, spaced=False)
     if fill and rows and used < rows:
         lines = sum(len(ls) for _, ls in card.servers)
-        text = _servers_card(card, profile, spaced=True, gaps=min(rows - used, lines))
+        text = _servers_card(card, profile, width, spaced=True, gaps=min(rows - used, lines))
     return text
 
 
@@ -110,7 +110,9 @@ def servers_card_rows(card: ServerCard, profile: str, width: int, rows: int) -> 
     return _rows(render_servers_card(card, profile, width, rows, fill=False), width)
 
 
-def _servers_card(card: ServerCard, profile: str, *, spaced: bool, gaps: int = 0) -> Text:
+def _servers_card(
+    card: ServerCard, profile: str, width: int, *, spaced: bool, gaps: int = 0
+) -> Text:
     gap = "\n" if spaced else ""
     dot = glyph("·")
     text = Text()
@@ -138,10 +140,19 @@ def _servers_card(card: ServerCard, profile: str, *, spaced: bool, gaps: int = 0
             # Rows to spare: a blank line before the first `gaps` variant lines.
             text.append("\n" if index < gaps else "")
             index += 1
-            text.append(f"  {line.variant[:name_w]:<{name_w}}  ", style="bold")
-            text.append_text(_verdict_text(line))
-            text.append(f" {dot} ")
-            text.append(seconds_text(line.total), style="bold")
+            head = Text(f"  {line.variant[:name_w]:<{name_w}}  ", style="bold")
+            head.append_text(_verdict_text(line))
+            head.append(f" {dot} ")
+            head.append(seconds_text(line.total), style="bold")
+            if width and head.cell_len > width:
+                # Too narrow for one line (120x36's middle pane): the name, the numbers under
+                # it, rather than a total wrapped from its unit (`240` then `ms`).
+                head = Text(f"  {line.variant}", style="bold")
+                head.append("\n    ")
+                head.append_text(_verdict_text(line))
+                head.append(f" {dot} ")
+                head.append(seconds_text(line.total), style="bold")
+            text.append_text(head)
             text.append("\n")
     text.append(f"{gap}Enter ", style="bold")
     text.append("full table  ", style="dim")
