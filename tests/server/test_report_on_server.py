@@ -99,7 +99,9 @@ def test_cli_run_on_bundled_then_runs_and_report(
     md = capsys.readouterr().out
     # the environment block and the mechanism columns; without the sampler, waits are `?`
     assert "Environment: pgwx " in md and "Machine during the run" in md
-    assert "| WAL | WAL/row | FPI | written | ext pages | fsyncs | evictions | ckpts | waits |" in md
+    assert (
+        "| WAL | WAL/row | FPI | written | ext pages | fsyncs | evictions | ckpts | waits |" in md
+    )
     logged = next(ln for ln in md.splitlines() if ln.startswith("| logged | insert |"))
     assert logged.split("|")[-3].strip() == "?"
     assert cli.main(["replay", "latest", "--headless"]) == 0
