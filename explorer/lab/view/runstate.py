@@ -337,15 +337,23 @@ class RunView:
         rows.sort(key=lambda r: order.get(r.variant, len(order)))  # stable: phases stay
         return rows + self.server_rows
 
-    def judge_servers(self, runs: list[RunRecord]) -> None:
-        """The verdicts between servers over the servers' stored runs, under the table."""
-        judged = server_axis.judge_servers(runs).rows if len(runs) > 1 else []
+    def judge_servers(
+        self, runs: list[RunRecord], group: server_axis.ServerJudgement | None = None
+    ) -> None:
+        """The verdicts between servers over the servers' stored runs, under the table
+        (`group`: their judgement when the caller made it, so it is not judged again)."""
+        if group is None and len(runs) > 1:
+            group = server_axis.judge_servers(runs, within=False)
+        judged = group.rows if group is not None and len(runs) > 1 else []
+        # each server's own rows stand as the last trial left them: only the servers' change
+        kept = len(self.summary) - len(self.server_rows)
+        own = self.summary[:kept] if self.servers and self.record is not None else None
         self.server_rows = server_rows(judged)
         # The whole run's time in the log, as the command line says it; the table has all.
         self.between = [r.sentence() for r in judged if r.phase == "total"] or [
             r.sentence() for r in judged
         ]
-        self.summary = self._summarize()
+        self.summary = own + self.server_rows if own is not None else self._summarize()
 
     def _started(self, event: RunStarted) -> None:
         self.run_id, self.server = event.run_id, event.server
