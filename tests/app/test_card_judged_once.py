@@ -6,11 +6,13 @@ tell is what judging the run afresh tells."""
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 import pytest
 
 from explorer.analysis import card as card_module
+from explorer.analysis import servers
 from explorer.analysis.card import card_lines
 from explorer.lab.store.results import ResultStore
 from explorer.models import Knobs, TableKind, Variant
@@ -19,6 +21,7 @@ from explorer.tui.app import PgwxApp
 from explorer.tui.widgets.headline import Headline, headline_line
 from explorer.tui.widgets.summary import SummaryCard
 from tests.support.app import wait_for
+from tests.support.judging import count_judgements
 from tests.support.runs import small_profile
 
 PROFILE = small_profile(
@@ -67,5 +70,42 @@ async def test_the_end_card_and_headline_judge_nothing_after_the_run(
         monkeypatch.setattr(card_module, "judge", real)
         assert card.lines == card_lines(record)
         assert headline.line == headline_line(card_lines(record))
+        await pilot.press("q")
+        await wait_for(pilot, lambda: not app.is_running, 60)
+
+
+@pytest.mark.pg15
+async def test_a_two_server_run_is_judged_once_for_its_table_and_card(
+    pg15: Target, pg18: Target, store: ResultStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    groups: list[int] = []
+    real_group = servers.judge_servers
+
+    def counted_group(*args: Any, **kwargs: Any) -> servers.ServerJudgement:
+        if kwargs.get("within", True):
+            groups.append(1)
+        return real_group(*args, **kwargs)
+
+    monkeypatch.setattr(servers, "judge_servers", counted_group)
+    calls = count_judgements(monkeypatch)
+    app = PgwxApp(servers=[pg15, pg18], store=store, profiles=[PROFILE], present=True)
+    async with app.run_test(size=(160, 45)) as pilot:
+        lab = app.lab
+        await wait_for(pilot, lambda: len(lab.knob_panel.server_boxes) == 2, 30)
+        await pilot.pause(0.3)
+        await pilot.press("m")
+        await wait_for(pilot, lambda: lab.view.status == "running", 30)
+        await wait_for(pilot, lambda: lab.view.status == "finished", 240)
+        card = lab.query_one(SummaryCard)
+        await wait_for(pilot, lambda: card.display and card.servers is not None, 60)
+        await pilot.pause(0.5)
+        await pilot.resize_terminal(120, 36)
+        await pilot.pause(0.3)
+        group = {r.id for r in lab.controller.group}
+        assert len(group) == 2
+        ended = Counter(c for c in calls if c in group)
+        assert ended == Counter(group), f"each server's run judged once at its end: {calls}"
+        assert len(groups) == 1, "the verdicts between the servers judged more than once"
+        assert card.servers is not None and card.servers.judged is lab.controller.group_judged
         await pilot.press("q")
         await wait_for(pilot, lambda: not app.is_running, 60)
