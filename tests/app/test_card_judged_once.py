@@ -7,6 +7,7 @@ tell is what judging the run afresh tells."""
 from __future__ import annotations
 
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,6 +15,7 @@ import pytest
 from explorer.analysis import card as card_module
 from explorer.analysis import servers
 from explorer.analysis.card import card_lines
+from explorer.lab.store.replay import ReplaySource, recordings_dir
 from explorer.lab.store.results import ResultStore
 from explorer.models import Knobs, TableKind, Variant
 from explorer.server.connect import Target
@@ -109,3 +111,30 @@ async def test_a_two_server_run_is_judged_once_for_its_table_and_card(
         assert card.servers is not None and card.servers.judged is lab.controller.group_judged
         await pilot.press("q")
         await wait_for(pilot, lambda: not app.is_running, 60)
+
+
+async def test_a_replays_end_card_reads_the_judgement_its_table_was_made_from(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = card_module.judge
+    judged: list[str] = []
+
+    def counted(record: Any, **kwargs: Any) -> Any:
+        judged.append(record.id)
+        return real(record, **kwargs)
+
+    monkeypatch.setattr(card_module, "judge", counted)
+    source = ReplaySource.from_file(recordings_dir() / "fk-timing-restore.pgwx")
+    app = PgwxApp(replay=source, store=ResultStore(tmp_path / "r.sqlite"), present=True)
+    async with app.run_test(size=(160, 45)) as pilot:
+        lab = app.lab
+        await wait_for(pilot, lambda: lab.view.status == "finished", 60)
+        card = lab.query_one(SummaryCard)
+        await wait_for(pilot, lambda: card.display and card.record is not None, 10)
+        await pilot.resize_terminal(120, 36)
+        await pilot.pause(0.3)
+        assert judged == [], f"the replay's card or headline judged it again: {judged}"
+        record = card.record
+        assert record is not None and lab.view.judgement_of(record) is not None
+        monkeypatch.setattr(card_module, "judge", real)
+        assert card.lines == card_lines(record)

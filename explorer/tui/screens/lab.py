@@ -536,8 +536,9 @@ class LabScreen(Screen[None]):
         if record.profile.sweep is not None:
             self.note(f"a sweep of {record.profile.sweep.setting}: v draws its curve")
         duration = self.query_one(DurationPane)
-        # a run this lab just made was judged as it ended; a replay is judged once here
-        duration.show_summary(record, self.controller.judged_of(record))
+        # a run this lab just made was judged as it ended; a replay, as its table last was
+        judged = self.controller.judged_of(record) or self.view.judgement_of(record)
+        duration.show_summary(record, judged)
         self.sync_headline()
         if self.config.replay is None or self.current_pane() == "duration":
             self.set_tab("duration")
