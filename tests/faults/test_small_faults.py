@@ -7,6 +7,7 @@ reads instead of a long wait, a traceback, or a sentence that was not true.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import subprocess
@@ -241,7 +242,10 @@ async def test_ctrl_c_while_the_bundled_server_is_made_leaves_nothing(
     try:
         await read_until(child, "starting bundled PostgreSQL", seen, 60)
         await asyncio.sleep(after)
-        child.send_signal(signal.SIGINT)
+        # On a quick machine the run may have finished before this moment: then the signal
+        # finds no process, and the run must simply have ended well (checked below).
+        with contextlib.suppress(ProcessLookupError):
+            child.send_signal(signal.SIGINT)
         _out, err = await finish(child, 120)
     finally:
         await sigkill(child)
