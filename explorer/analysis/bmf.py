@@ -23,9 +23,9 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from explorer.analysis.judge import judge
+from explorer.analysis.judge import Judgement, judge
 from explorer.analysis.report import summarize
-from explorer.analysis.servers import label
+from explorer.analysis.servers import ServerJudgement, label
 from explorer.models import RunRecord
 
 BENCHMARK_MAX = 1024
@@ -42,10 +42,13 @@ def _metric(value: float | None, low: float | None = None, high: float | None = 
     return out
 
 
-def benchmarks(record: RunRecord, server: str | None = None) -> dict[str, dict[str, Any]]:
-    """The run's rows as BMF benchmarks (see the module's docstring)."""
+def benchmarks(
+    record: RunRecord, server: str | None = None, judged: Judgement | None = None
+) -> dict[str, dict[str, Any]]:
+    """The run's rows as BMF benchmarks (see the module's docstring); `judged`, the run's
+    judgement at its profile's threshold when the caller has it."""
     out: dict[str, dict[str, Any]] = {}
-    for row in summarize(record, judge(record)):
+    for row in summarize(record, judged if judged is not None else judge(record)):
         if row.phase == "—" or row.median is None:
             continue
         name = f"{record.profile.name}/{row.variant}/{row.phase}"
@@ -75,9 +78,19 @@ def to_bmf(record: RunRecord, threshold: float | None = None) -> str:
     return json.dumps(benchmarks(record), indent=2) + "\n"
 
 
-def several_to_bmf(records: Sequence[RunRecord], threshold: float | None = None) -> str:
-    """A run on several servers: each server's rows, the server in the benchmark's name."""
+def several_to_bmf(
+    records: Sequence[RunRecord],
+    threshold: float | None = None,
+    *,
+    judged: ServerJudgement | None = None,
+) -> str:
+    """A run on several servers: each server's rows, the server in the benchmark's name
+    (`judged`: the group's judgement; a run's own is reused when made at its profile's
+    threshold, as BMF's rows are)."""
     out: dict[str, dict[str, Any]] = {}
     for record in records:
-        out.update(benchmarks(record, label(record)))
+        own = judged.within_of(record) if judged is not None else None
+        if own is not None and own.threshold != record.profile.threshold:
+            own = None
+        out.update(benchmarks(record, label(record), own))
     return json.dumps(out, indent=2) + "\n"

@@ -41,7 +41,16 @@ def render(
 
 
 def render_servers(
-    runs: Sequence[RunRecord], fmt: str = "md", threshold: float | None = None
+    runs: Sequence[RunRecord],
+    fmt: str = "md",
+    threshold: float | None = None,
+    *,
+    judged: servers.ServerJudgement | None = None,
 ) -> str:
-    """A run on several servers in one of SERVER_FORMATS."""
+    """A run on several servers in one of SERVER_FORMATS; `judged`, the group's judgement
+    when the caller has it (each run and the servers' table are then not judged again)."""
+    if judged is not None and fmt in servers.FORMATS:
+        return servers.render(runs, fmt, threshold, judged=judged)
+    if judged is not None and fmt == "bmf":
+        return bmf.several_to_bmf(runs, threshold, judged=judged)
     return SERVER_FORMATS[fmt](runs, threshold)

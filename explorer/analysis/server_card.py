@@ -52,14 +52,22 @@ def biggest_row(judged: ServerJudgement) -> ServerRow | None:
     return max(pool, key=size)
 
 
-def server_card(group: Sequence[RunRecord]) -> ServerCard | None:
-    """The card of a run on several servers; None for fewer than two servers' runs."""
+def server_card(
+    group: Sequence[RunRecord], judged: ServerJudgement | None = None
+) -> ServerCard | None:
+    """The card of a run on several servers; None for fewer than two servers' runs.
+
+    Args:
+        group: The servers' stored runs.
+        judged: Their judgement, when the caller made it (the table's): nothing is judged
+            again here; else judged here once.
+    """
     runs = ordered(group)
     if len(runs) < 2:
         return None
-    judged = judge_servers(runs)
+    judged = judged if judged is not None else judge_servers(runs)
     return ServerCard(
         judged=judged,
         biggest=biggest_row(judged),
-        servers=[(label(run), card_lines(run)) for run in runs],
+        servers=[(label(run), card_lines(run, judged.within_of(run))) for run in judged.runs],
     )

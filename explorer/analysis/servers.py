@@ -16,12 +16,12 @@ import csv
 import io
 import json
 import statistics
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from explorer.analysis import markdown, report
-from explorer.analysis.judge import judge, replay_looks, samples
+from explorer.analysis.judge import Judgement, judge, replay_looks, samples
 from explorer.analysis.paired import cell_upto
 from explorer.analysis.run_family import family_words, table_alpha, tables_for_servers
 from explorer.analysis.verdict import CLOCK_FLOOR_SECONDS as CLOCK
@@ -74,6 +74,17 @@ class ServerJudgement:
     only: list[str] = field(default_factory=list)
     """'lz4 insert (only on 15)': measured on the reference but not on another server, or
     the other way round: not compared."""
+    within: list[Judgement] = field(default_factory=list)
+    """Each server's run judged on its own (variants against its baseline), one per run in
+    `runs`' order: judged once here, so the tables, the outcome and the card read these
+    (empty when `judge_servers` was asked for the verdicts between the servers only)."""
+
+    def within_of(self, run: RunRecord) -> Judgement | None:
+        """The judgement of one of `runs` on its own (None when not judged here)."""
+        for r, judged in zip(self.runs, self.within, strict=False):
+            if r is run:
+                return judged
+        return None
 
     @property
     def undecided(self) -> list[ServerRow]:
@@ -101,17 +112,30 @@ def ordered(runs: Sequence[RunRecord]) -> list[RunRecord]:
     return sorted(runs, key=lambda r: r.axis.position if r.axis is not None else 0)
 
 
-def judge_servers(runs: Sequence[RunRecord], threshold: float | None = None) -> ServerJudgement:
-    """Every variant × phase the reference and another server both measured, judged.
+def judge_servers(
+    runs: Sequence[RunRecord],
+    threshold: float | None = None,
+    *,
+    kept: Mapping[str, Judgement] | None = None,
+    within: bool = True,
+) -> ServerJudgement:
+    """Every variant × phase the reference and another server both measured, judged; and
+    each server's run on its own (`ServerJudgement.within`), once.
 
     Args:
         runs: The runs of one multi-server run (any order; the axis positions order them).
-        threshold: Overrides the reference run's profile threshold.
+        threshold: Overrides the reference run's profile threshold (and each run's own).
+        kept: Run id → the judgement its runner made as the run ended; reused for that
+            run's own verdicts when judged at the threshold asked for (else judged again).
+        within: Judge each run on its own too (False: only the verdicts between servers,
+            as the runners ask after each round).
     """
     runs = ordered(runs)
     ref = runs[0]
     t = threshold if threshold is not None else ref.profile.threshold
     out = ServerJudgement(runs=list(runs), threshold=t)
+    if within:
+        out.within = [own_judgement(r, threshold, kept or {}) for r in runs]
     found = [samples(r.trials) for r in runs]
     names = [v.name for v in ref.profile.variants]
     cells: list[Cell] = []
@@ -158,6 +182,18 @@ def judge_servers(runs: Sequence[RunRecord], threshold: float | None = None) -> 
     return out
 
 
+def own_judgement(
+    run: RunRecord, threshold: float | None, kept: Mapping[str, Judgement]
+) -> Judgement:
+    """One server's run judged on its own at `threshold` (None: its profile's): the
+    judgement kept for it when that was made at the same threshold, else judged now."""
+    had = kept.get(run.id)
+    wanted = threshold if threshold is not None else run.profile.threshold
+    if had is not None and had.threshold == wanted:
+        return had
+    return judge(run, threshold=threshold)
+
+
 def open_at_look(runs: Sequence[RunRecord], measured: int) -> set[str] | None:
     """At a planned look of the servers' table, the variants with a comparison between
     servers still open (empty: all settled); None when `measured` rounds is not such a look.
@@ -165,7 +201,7 @@ def open_at_look(runs: Sequence[RunRecord], measured: int) -> set[str] | None:
     The runners of an auto run on several servers ask this after each round, and only a
     planned look's answer may end the rounds (so the α split over the looks holds).
     """
-    judged = judge_servers(runs)
+    judged = judge_servers(runs, within=False)
     if not judged.rows:
         return set()  # nothing measured on two servers (yet): nothing to wait for
     if measured not in judged.planned:
@@ -238,7 +274,10 @@ def outcome(judged: ServerJudgement) -> str:
     for run in judged.runs:
         if run.status != "finished":
             return run.status
-    within = [report.outcome(r, judge(r, threshold=judged.threshold)) for r in judged.runs]
+    within = [
+        report.outcome(r, judged.within_of(r) or judge(r, threshold=judged.threshold))
+        for r in judged.runs
+    ]
     if judged.undecided or "undecided" in within:
         return "undecided"
     return "decided"
@@ -323,12 +362,19 @@ def servers_markdown(judged: ServerJudgement) -> str:
     return "\n".join(lines) + "\n"
 
 
-def to_markdown(runs: Sequence[RunRecord], threshold: float | None = None) -> str:
-    """Each server's own table (its environment naming its version), then the servers'."""
-    judged = judge_servers(runs, threshold)
+def to_markdown(
+    runs: Sequence[RunRecord],
+    threshold: float | None = None,
+    *,
+    judged: ServerJudgement | None = None,
+) -> str:
+    """Each server's own table (its environment naming its version), then the servers'
+    (`judged`: the group's judgement when the caller has it, so nothing is judged again)."""
+    judged = judged if judged is not None else judge_servers(runs, threshold)
     parts = []
     for r in judged.runs:
-        parts.append(f"# On {markdown.cell(label(r))}\n\n" + report.to_markdown(r, threshold))
+        table = report.to_markdown(r, threshold, judged=judged.within_of(r))
+        parts.append(f"# On {markdown.cell(label(r))}\n\n" + table)
     parts.append(servers_markdown(judged))
     return printable("\n".join(parts))
 
@@ -348,7 +394,9 @@ def server_dicts(judged: ServerJudgement) -> dict[str, Any]:
                 "server_programs": (
                     r.environment.server_programs if r.environment is not None else None
                 ),
-                "rows": report.to_rows(r, judged.threshold, unknown=None),
+                "rows": report.to_rows(
+                    r, judged.threshold, unknown=None, judged=judged.within_of(r)
+                ),
             }
             for r in judged.runs
         ],
@@ -375,22 +423,34 @@ def server_dicts(judged: ServerJudgement) -> dict[str, Any]:
     }
 
 
-def to_json(runs: Sequence[RunRecord], threshold: float | None = None) -> str:
+def to_json(
+    runs: Sequence[RunRecord],
+    threshold: float | None = None,
+    *,
+    judged: ServerJudgement | None = None,
+) -> str:
     """The reference server's run document, its outcome the whole run's, with `servers`."""
-    judged = judge_servers(runs, threshold)
-    doc = json.loads(report.to_json(judged.runs[0], threshold))
+    judged = judged if judged is not None else judge_servers(runs, threshold)
+    ref = judged.runs[0]
+    doc = json.loads(report.to_json(ref, threshold, judged=judged.within_of(ref)))
     doc["outcome"] = outcome(judged)
     doc["servers"] = server_dicts(judged)
     return json.dumps(doc, indent=2, default=str) + "\n"
 
 
-def to_csv(runs: Sequence[RunRecord], threshold: float | None = None) -> str:
+def to_csv(
+    runs: Sequence[RunRecord],
+    threshold: float | None = None,
+    *,
+    judged: ServerJudgement | None = None,
+) -> str:
     """Each server's table rows with a `server` column first, then one row per server
     comparison (server '18 vs 15', its verdict's fields)."""
-    judged = judge_servers(runs, threshold)
+    judged = judged if judged is not None else judge_servers(runs, threshold)
     parts: list[str] = []
     for r in judged.runs:
-        table = report.to_csv(r, threshold).splitlines(keepends=True)
+        own = judged.within_of(r)
+        table = report.to_csv(r, threshold, judged=own).splitlines(keepends=True)
         if not parts:
             parts.append("server," + table[0])
         parts += [_csv_prefix(label(r)) + line for line in table[1:]]
@@ -426,6 +486,13 @@ FORMATS = {"md": to_markdown, "csv": to_csv, "json": to_json}
 """--format value → renderer of a multi-server run."""
 
 
-def render(runs: Sequence[RunRecord], fmt: str = "md", threshold: float | None = None) -> str:
-    """A multi-server run in one of FORMATS."""
-    return FORMATS[fmt](runs, threshold)
+def render(
+    runs: Sequence[RunRecord],
+    fmt: str = "md",
+    threshold: float | None = None,
+    *,
+    judged: ServerJudgement | None = None,
+) -> str:
+    """A multi-server run in one of FORMATS (`judged`: the group's judgement when the
+    caller has it, judged once, not per format)."""
+    return FORMATS[fmt](runs, threshold, judged=judged)

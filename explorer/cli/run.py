@@ -105,6 +105,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     # the store keeps (`Runner.judged`)
     kept = bench.runners[0].judged if bench.runners else None
     judged = None if testing or bench.several else kept if kept is not None else judge(record)
+    # on several servers the group is judged once too, each run's own verdicts its runner's
+    group = servers_judged(bench, records) if bench.several and not testing else None
     if testing:
         say._print("simulating this profile's verdicts at the noise just measured")
         found = self_test(record, original)
@@ -113,7 +115,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         if worst is not None:
             save_noise(original.name, worst)
     elif bench.several:
-        print(render_servers(records, args.format), end="")
+        print(render_servers(records, args.format, judged=group), end="")
     else:
         print(render(record, args.format, judged=judged), end="")
     roles = "".join(f"; {r.disclosed}" for r in bench.runners if r.disclosed)
@@ -129,7 +131,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     if any(not r.undo.complete for r in bench.runners):
         return EXIT_CODES["failed"]  # something pgwx set is still set: said on the last line
     if bench.several:
-        ended = servers.outcome(servers.judge_servers(records))
+        assert group is not None
+        ended = servers.outcome(group)
         status = EXIT_CODES.get(ended, EXIT_CODES["failed"])
     else:
         status = run_exit_status(record, judged, testing)
@@ -139,12 +142,31 @@ def cmd_run(args: argparse.Namespace) -> int:
     cells = [
         c
         for r, tag in zip(records, tags, strict=True)
-        for c in gate.comparisons_of(r, tag, judged if r is record else None)
+        for c in gate.comparisons_of(r, tag, own_judgement(r, record, judged, group))
     ]
     status, said = gate.apply(watching, cells, status)
     if said:
         say._print(f"pgwx: {said}")
     return status
+
+
+def servers_judged(bench: Bench, records: list[RunRecord]) -> servers.ServerJudgement:
+    """A run on several servers judged once: the verdicts between the servers, and each
+    server's own, those its runner made as the run ended."""
+    kept = {r.run_id: r.judged for r in bench.runners if r.judged is not None}
+    return servers.judge_servers(records, kept=kept)
+
+
+def own_judgement(
+    run: RunRecord,
+    record: RunRecord,
+    judged: Judgement | None,
+    group: servers.ServerJudgement | None,
+) -> Judgement | None:
+    """The judgement already made of one of the runs (None: none yet)."""
+    if group is not None:
+        return group.within_of(run)
+    return judged if run is record else None
 
 
 def server_choices(args: argparse.Namespace) -> list[ServerChoice]:

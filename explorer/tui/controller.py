@@ -28,6 +28,7 @@ from textual.widget import Widget
 from textual.worker import Worker, WorkerCancelled, WorkerFailed, WorkerState
 
 from explorer.analysis import servers
+from explorer.analysis.judge import Judgement
 from explorer.errors import PgwxError
 from explorer.lab.run.bench import Bench
 from explorer.lab.run.request import RunOptions, RunRequest, run_plan
@@ -163,6 +164,8 @@ class RunController(Widget):
         pgwx started) and the latest run's runners, as `pgwx run` has them too."""
         self.group: list[RunRecord] = []
         """The stored runs of the latest run on several servers, the reference first."""
+        self.group_judged: servers.ServerJudgement | None = None
+        """Their verdicts, judged once as the run ended (the table's and the card's)."""
         self.put_back = threading.Event()
         """Set once quitting has undone the run and released the server (a thread that
         ends a process whose terminal is gone waits for it)."""
@@ -343,7 +346,7 @@ class RunController(Widget):
         sessions = [self.sessions[i] for i in on]
         labels = servers.labels([s.caps.major for s in sessions if s.caps is not None])
         self.view.several(labels)
-        self.group = []
+        self.group, self.group_judged = [], None
         self.bench.runners = []
         store = self.config.store
         try:
@@ -355,8 +358,20 @@ class RunController(Widget):
                     self.group = store.group(store.load(runners[0].run_id))
                 except PgwxError:
                     self.group = []  # a server's run never began: nothing to compare
-                self.view.judge_servers(self.group)
+                if len(self.group) > 1:
+                    # judged once: each server's own verdicts are those its runner made
+                    kept = {r.run_id: r.judged for r in runners if r.judged is not None}
+                    self.group_judged = servers.judge_servers(self.group, kept=kept)
+                self.view.judge_servers(self.group, self.group_judged)
                 self.post_message(self.ServersJudged())
+
+    def judged_of(self, record: RunRecord) -> Judgement | None:
+        """The verdicts of a run this lab just made, as its runner judged them when it ended
+        (None: not a run of this lab's latest, or not judged yet)."""
+        for runner in self.bench.runners:
+            if runner.run_id == record.id and runner.judged is not None:
+                return runner.judged
+        return None
 
     def _emit_for(self, label: str) -> Callable[[Event], None]:
         """The event sink of the server labelled `label` of several."""

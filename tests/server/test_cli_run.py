@@ -4,36 +4,18 @@ its workload is built once, from the profile file to the table."""
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from explorer import cli
-from explorer.analysis import judge as judge_module
 from explorer.analysis.gate import EXIT_REGRESSED
 from explorer.cli import run as _cli_run  # noqa: F401  (imported, so its `judge` is counted)
 from explorer.lab.workloads.base import Workload
 from explorer.server.connect import Target
 from tests.support.cli import FINISHED, private_store
-
-
-def count_judgements(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Every call of `explorer.analysis.judge.judge`, wherever a module imported it from
-    (one entry per call: the run judged, or 'look' for a judgement at an auto run's look)."""
-    real: Callable[..., Any] = judge_module.judge
-    calls: list[str] = []
-
-    def counted(record: Any, **kwargs: Any) -> Any:
-        calls.append("look" if record.status == "running" else record.id)
-        return real(record, **kwargs)
-
-    for name, module in list(sys.modules.items()):
-        if name.startswith("explorer") and getattr(module, "judge", None) is real:
-            monkeypatch.setattr(module, "judge", counted)
-    return calls
+from tests.support.judging import count_judgements
 
 
 @pytest.mark.parametrize("gated", [False, True], ids=["plain", "fail-on"])

@@ -15,7 +15,8 @@ import jsonschema
 import pytest
 
 from explorer import cli
-from explorer.analysis import servers
+from explorer.analysis import bmf, formats, report, servers
+from explorer.analysis import judge as judge_module
 from explorer.analysis.calibration import synthetic_caps, synthetic_record, synthetic_trial
 from explorer.cli import SEVERAL_SERVERS, parse_args
 from explorer.errors import UsageError
@@ -190,6 +191,34 @@ def test_the_server_table_shows_each_variant_on_each_server() -> None:
     csv_lines = servers.to_csv(runs).splitlines()
     assert csv_lines[0].startswith("server,variant,phase,n,")
     assert any(line.startswith("18 vs 15,unlogged,load,8,") for line in csv_lines)
+
+
+def test_a_group_judged_once_renders_as_judged_again_and_reuses_the_runners_judgements(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    runs = [server_run(15, 0, {}, seed=3), server_run(18, 1, {"unlogged": 1.3}, seed=4)]
+    kept = {r.id: judge_module.judge(r) for r in runs}
+    expected = {fmt: formats.render_servers(runs, fmt) for fmt in formats.SERVER_FORMATS}
+    ended = servers.outcome(servers.judge_servers(runs))
+    real = judge_module.judge
+    calls: list[str] = []
+
+    def counted(record: RunRecord, **kwargs: object) -> object:
+        calls.append(record.id)
+        return real(record, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(servers, "judge", counted)
+    monkeypatch.setattr(report, "judge", counted)
+    monkeypatch.setattr(bmf, "judge", counted)
+    group = servers.judge_servers(runs, kept=kept)
+    assert [group.within_of(r) for r in group.runs] == [kept[r.id] for r in runs]
+    for fmt in formats.SERVER_FORMATS:
+        assert formats.render_servers(runs, fmt, judged=group) == expected[fmt], fmt
+    assert servers.outcome(group) == ended
+    assert calls == [], f"judged again after the group was: {calls}"
+    # a threshold other than the one a kept judgement was made at: that run is judged anew
+    wider = servers.judge_servers(runs, 0.5, kept=kept)
+    assert calls == [r.id for r in runs] and wider.within[0].threshold == 0.5
 
 
 def test_a_failed_server_run_fails_the_whole_run() -> None:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from explorer.analysis import servers as server_axis
+from explorer.analysis.judge import Judgement, judge
 from explorer.analysis.report import SummaryRow, summarize
 from explorer.analysis.units import MIB
 from explorer.analysis.units import human_bytes as _size
@@ -200,6 +201,8 @@ class RunView:
     between: list[str] = field(default_factory=list)
     """Those of the whole run's time as sentences: 'unlogged total on 18 vs 15: 0.93× …'."""
     _turns: dict[str, tuple[int, int]] = field(default_factory=dict)
+    _judged: tuple[tuple[int, int, tuple[str, ...]], Judgement] | None = None
+    """The latest judgement of one server's `record` (its table's), with what it judged."""
     """Each server's (trial index, trials planned), summed into `trial_index`/`total_trials`."""
 
     @property
@@ -324,7 +327,11 @@ class RunView:
         """The table: one server's run alone, or each variant on each server (each against
         its own server's baseline), then the verdicts between servers."""
         if not self.servers or self.record is None:
-            return summarize(self.record) if self.record is not None else []
+            if self.record is None:
+                return []
+            judged = judge(self.record)
+            self._judged = (judged_key(self.record), judged)
+            return summarize(self.record, judged)
         rows: list[SummaryRow] = []
         for label in self.servers:
             share = self.shares.get(label)
@@ -337,15 +344,31 @@ class RunView:
         rows.sort(key=lambda r: order.get(r.variant, len(order)))  # stable: phases stay
         return rows + self.server_rows
 
-    def judge_servers(self, runs: list[RunRecord]) -> None:
-        """The verdicts between servers over the servers' stored runs, under the table."""
-        judged = server_axis.judge_servers(runs).rows if len(runs) > 1 else []
+    def judgement_of(self, record: RunRecord) -> Judgement | None:
+        """The judgement the table was made from, when `record` is the view's run and has
+        not changed since (so the end card of a replay does not judge it again)."""
+        if self._judged is None or record is not self.record:
+            return None
+        key, judged = self._judged
+        return judged if key == judged_key(record) else None
+
+    def judge_servers(
+        self, runs: list[RunRecord], group: server_axis.ServerJudgement | None = None
+    ) -> None:
+        """The verdicts between servers over the servers' stored runs, under the table
+        (`group`: their judgement when the caller made it, so it is not judged again)."""
+        if group is None and len(runs) > 1:
+            group = server_axis.judge_servers(runs, within=False)
+        judged = group.rows if group is not None and len(runs) > 1 else []
+        # each server's own rows stand as the last trial left them: only the servers' change
+        kept = len(self.summary) - len(self.server_rows)
+        own = self.summary[:kept] if self.servers and self.record is not None else None
         self.server_rows = server_rows(judged)
         # The whole run's time in the log, as the command line says it; the table has all.
         self.between = [r.sentence() for r in judged if r.phase == "total"] or [
             r.sentence() for r in judged
         ]
-        self.summary = self._summarize()
+        self.summary = own + self.server_rows if own is not None else self._summarize()
 
     def _started(self, event: RunStarted) -> None:
         self.run_id, self.server = event.run_id, event.server
@@ -491,6 +514,12 @@ def each_on_servers(profile: Profile, labels: list[str]) -> Profile:
 def together(shares: dict[str, RunRecord]) -> str:
     """How a run on several servers ended: the first server's run that did not finish."""
     return next((s.status for s in shares.values() if s.status != "finished"), "finished")
+
+
+def judged_key(record: RunRecord) -> tuple[int, int, tuple[str, ...]]:
+    """What a judgement of the view's run depends on that the view changes: the record, its
+    trials (only ever appended) and its variants (a replay without its profile learns them)."""
+    return id(record), len(record.trials), tuple(v.name for v in record.profile.variants)
 
 
 def server_rows(judged: list[server_axis.ServerRow]) -> list[SummaryRow]:

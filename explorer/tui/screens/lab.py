@@ -27,6 +27,7 @@ from textual.widgets import DataTable
 from explorer.analysis import servers
 from explorer.analysis.report import to_markdown
 from explorer.analysis.server_card import server_card
+from explorer.analysis.servers import ServerJudgement
 from explorer.files import SHARED, FileRefused, private_dir, write_new
 from explorer.lab.profiles.naming import variant_name
 from explorer.lab.store.replay import speed_label
@@ -435,12 +436,15 @@ class LabScreen(Screen[None]):
         self.query_one(ResultsTable).show(self.view.summary)
         if self.view.between:
             self.note("between the servers: " + "; ".join(self.view.between))
-        self.show_servers_card(self.controller.group)
+        self.show_servers_card(self.controller.group, self.controller.group_judged)
 
-    def show_servers_card(self, group: list[RunRecord]) -> None:
+    def show_servers_card(
+        self, group: list[RunRecord], judged: ServerJudgement | None = None
+    ) -> None:
         """A run on several servers ended: its card (the biggest verdict between the
-        servers, each server's lines) fills the duration pane, as one server's does."""
-        card = server_card(group)
+        servers, each server's lines) fills the duration pane, as one server's does
+        (`judged`: the group's verdicts as the controller judged them once)."""
+        card = server_card(group, judged)
         if card is None:
             return
         duration = self.query_one(DurationPane)
@@ -532,7 +536,9 @@ class LabScreen(Screen[None]):
         if record.profile.sweep is not None:
             self.note(f"a sweep of {record.profile.sweep.setting}: v draws its curve")
         duration = self.query_one(DurationPane)
-        duration.show_summary(record)
+        # a run this lab just made was judged as it ended; a replay, as its table last was
+        judged = self.controller.judged_of(record) or self.view.judgement_of(record)
+        duration.show_summary(record, judged)
         self.sync_headline()
         if self.config.replay is None or self.current_pane() == "duration":
             self.set_tab("duration")
@@ -549,7 +555,7 @@ class LabScreen(Screen[None]):
         if record is not None and card.servers is not None:
             told = headline.show_servers(record, card.servers)
         else:
-            told = headline.show_record(record)
+            told = headline.show_record(record, card.lines if record is not None else [])
         # Only the headline's display depends on `-card`: restyle it alone, not the ~300
         # nodes under the screen (a key pressed as a matrix ended waited ~150 ms for that).
         self.set_class(told, "-card", update=False)

@@ -14,6 +14,7 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
+from explorer.analysis.judge import Judgement
 from explorer.analysis.report import SummaryRow
 from explorer.analysis.rounds import replayed_plan
 from explorer.analysis.server_card import ServerCard
@@ -223,9 +224,10 @@ class DurationPane(NoFocusStyles, VerticalScroll):
         """The end-of-matrix summary card."""
         return self.query_one(SummaryCard)
 
-    def show_summary(self, record: RunRecord | None) -> None:
-        """Fill the pane with the finished matrix's card (None: back to the bars)."""
-        self.card.show_record(record)
+    def show_summary(self, record: RunRecord | None, judged: Judgement | None = None) -> None:
+        """Fill the pane with the finished matrix's card (None: back to the bars); `judged`,
+        the run's verdicts when the caller has them."""
+        self.card.show_record(record, judged)
         self.set_class(record is not None, "-summary")
         self.fit_under_card()
 
@@ -250,7 +252,7 @@ class DurationPane(NoFocusStyles, VerticalScroll):
         region = self.scrollable_content_region
         if card.display and card.record is not None and region.width > 0 and region.height > 0:
             if card.servers is None:
-                used = card_rows(card.record, region.width, region.height)
+                used = card_rows(card.record, region.width, region.height, card.lines)
             else:
                 # Several servers: the bars are each variant on each server ('unlogged @ 18').
                 name = card.record.profile.name

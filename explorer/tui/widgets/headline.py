@@ -191,11 +191,13 @@ class Headline(Horizontal):
             self.set_class(big, "-big")
             self._draw()
 
-    def show_record(self, record: RunRecord | None) -> bool:
-        """Tell this run's biggest verdict; returns whether there is one to tell."""
+    def show_record(self, record: RunRecord | None, lines: list[CardLine] | None = None) -> bool:
+        """Tell this run's biggest verdict; returns whether there is one to tell (`lines`:
+        the end card's lines of it, so the run is not judged again here)."""
         self.record = record
         self.servers = None
-        lines = card_lines(record) if record is not None else []
+        if lines is None:
+            lines = card_lines(record) if record is not None else []
         self.line = headline_line(lines)
         self._baseline = next((line.variant for line in lines if line.baseline), None)
         self._draw()

@@ -18,6 +18,7 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 from explorer.analysis.card import ARROW, CardLine, card_lines, seconds_text
+from explorer.analysis.judge import Judgement
 from explorer.analysis.server_card import ServerCard
 from explorer.models import RunRecord
 from explorer.tui.glyphs import glyph
@@ -45,8 +46,11 @@ def _verdict_text(line: CardLine) -> Text:
     return Text(words, style="bold" if verdict.settled else "dim")
 
 
-def render_card(record: RunRecord | None, width: int, rows: int = 0) -> Text:
-    """The card as text, for a pane `width` cells wide and `rows` high (0: unknown).
+def render_card(
+    record: RunRecord | None, width: int, rows: int = 0, lines: list[CardLine] | None = None
+) -> Text:
+    """The card as text, for a pane `width` cells wide and `rows` high (0: unknown);
+    `lines`, the run's card lines when the caller has them (else made here, judging it).
 
     Variants are spaced out by a blank line when the rows allow, so the card reads from
     afar; otherwise packed, so it never needs scrolling. The phase that moved most is the
@@ -54,7 +58,7 @@ def render_card(record: RunRecord | None, width: int, rows: int = 0) -> Text:
     """
     if record is None:
         return Text()
-    lines = card_lines(record)
+    lines = lines if lines is not None else card_lines(record)
     # Roomiest first: spaced out; packed; the mechanism only inline, then not at all; the
     # moved phase only inline.
     ladder: tuple[tuple[bool, bool, str], ...] = (
@@ -161,9 +165,9 @@ def _servers_card(
     return text
 
 
-def card_rows(record: RunRecord, width: int, rows: int) -> int:
+def card_rows(record: RunRecord, width: int, rows: int, lines: list[CardLine] | None = None) -> int:
     """Rows the card takes in a pane `width` cells wide and `rows` high."""
-    return _rows(render_card(record, width, rows), width)
+    return _rows(render_card(record, width, rows, lines), width)
 
 
 def _rows(text: Text, width: int) -> int:
@@ -285,13 +289,19 @@ class SummaryCard(Static, can_focus=True):
         """The finished run the card tells."""
         self.servers: ServerCard | None = None
         """On several servers: what the card tells of them (None: one server's run)."""
+        self.lines: list[CardLine] = []
+        """One server's run: its card lines, made (and the run judged) once as it is shown."""
 
-    def show_record(self, record: RunRecord | None) -> None:
-        """Tell this run (None hides the card)."""
+    def show_record(self, record: RunRecord | None, judged: Judgement | None = None) -> None:
+        """Tell this run (None hides the card); `judged`, its verdicts when the caller has
+        them (the runner's, judged as the run ended), else it is judged here, once."""
         self.record = record
         self.servers = None
+        self.lines = card_lines(record, judged) if record is not None else []
         self.display = record is not None
-        self.update(FitWidth(lambda width: render_card(self.record, width, self._room())))
+        self.update(
+            FitWidth(lambda width: render_card(self.record, width, self._room(), self.lines))
+        )
 
     def show_servers(self, record: RunRecord, card: ServerCard) -> None:
         """Tell a run on several servers (`record`: the reference server's run)."""
