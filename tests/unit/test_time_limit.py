@@ -18,7 +18,7 @@ import time
 
 import pytest
 
-pytestmark = pytest.mark.time_limit(2)
+pytestmark = pytest.mark.time_limit(1)
 
 
 def test_blocks_in_a_sleep():
@@ -69,7 +69,7 @@ def test_a_hang_fails_its_own_test_loudly(
         "swallows_its_cancel",
         "waits_for_a_child",
     ):
-        assert f"test_hanging.py::test_{name} ran past its time limit of 2 s (call)" in out, out
+        assert f"test_hanging.py::test_{name} ran past its time limit of 1 s (call)" in out, out
     assert "(most recent call first)" in out  # every thread's stack, printed
     assert "CancelledError: TestHung: test_hanging.py::test_awaits_forever" in out  # the task's
     assert "TestHung: test_hanging.py::test_blocks_in_a_sleep ran past" in out
@@ -126,24 +126,24 @@ import pytest
 
 @pytest.fixture
 def slow_setup():
-    time.sleep(1.5)
+    time.sleep(0.8)
 
 
-@pytest.mark.time_limit(2)
+@pytest.mark.time_limit(1)
 def test_setup_and_call_past_the_limit_together(slow_setup):
-    time.sleep(1.5)
+    time.sleep(0.8)
 
 
 @pytest.mark.time_limit(8)
 def test_setup_and_call_within_the_limit_together(slow_setup):
-    time.sleep(1.5)
+    time.sleep(0.8)
 """
 
 
 def test_a_tests_setup_and_call_share_one_limit(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """1.5 s of setup and 1.5 s of call, each under a 2 s limit but not together: the call is
+    """0.8 s of setup and 0.8 s of call, each under a 1 s limit but not together: the call is
     ended at what is left of the limit (issue 40, promise 11)."""
     monkeypatch.setenv("PYTHONPATH", str(ROOT))
     pytester.makeconftest('pytest_plugins = ["tests.support.timeouts"]\n')
@@ -153,5 +153,5 @@ def test_a_tests_setup_and_call_share_one_limit(
     result.assert_outcomes(failed=1, passed=1)
     assert (
         "test_shared.py::test_setup_and_call_past_the_limit_together ran past its time limit "
-        "of 2 s (call)" in out
+        "of 1 s (call)" in out
     ), out
