@@ -22,7 +22,7 @@ from explorer.server.connect import Target
 from explorer.tui.app import PgwxApp
 from explorer.tui.widgets.headline import Headline, headline_line
 from explorer.tui.widgets.summary import SummaryCard
-from tests.support.app import wait_for
+from tests.support.app import matrix_to_servers_card, wait_for
 from tests.support.judging import count_judgements
 from tests.support.runs import small_profile
 
@@ -93,14 +93,7 @@ async def test_a_two_server_run_is_judged_once_for_its_table_and_card(
     app = PgwxApp(servers=[pg15, pg18], store=store, profiles=[PROFILE], present=True)
     async with app.run_test(size=(160, 45)) as pilot:
         lab = app.lab
-        await wait_for(pilot, lambda: len(lab.knob_panel.server_boxes) == 2, 30)
-        await pilot.pause(0.3)
-        await pilot.press("m")
-        await wait_for(pilot, lambda: lab.view.status == "running", 30)
-        await wait_for(pilot, lambda: lab.view.status == "finished", 240)
-        card = lab.query_one(SummaryCard)
-        await wait_for(pilot, lambda: card.display and card.servers is not None, 60)
-        await pilot.pause(0.5)
+        card = await matrix_to_servers_card(pilot, lab)
         await pilot.resize_terminal(120, 36)
         await pilot.pause(0.3)
         group = {r.id for r in lab.controller.group}

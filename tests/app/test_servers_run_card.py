@@ -18,8 +18,7 @@ from explorer.tui.app import PgwxApp
 from explorer.tui.widgets.duration import DurationPane
 from explorer.tui.widgets.headline import Headline
 from explorer.tui.widgets.results_table import ResultsTable
-from explorer.tui.widgets.summary import SummaryCard
-from tests.support.app import rows_of, wait_for
+from tests.support.app import matrix_to_servers_card, rows_of, wait_for
 from tests.support.runs import small_profile
 
 pytestmark = pytest.mark.pg15
@@ -39,14 +38,7 @@ async def test_a_two_server_run_ends_on_its_card_as_drawn(
     app = PgwxApp(servers=[pg15, pg18], store=store, profiles=[PROFILE], present=True)
     async with app.run_test(size=(160, 45)) as pilot:
         lab = app.lab
-        await wait_for(pilot, lambda: len(lab.knob_panel.server_boxes) == 2, 30)
-        await pilot.pause(0.3)
-        await pilot.press("m")
-        await wait_for(pilot, lambda: lab.view.status == "running", 30)
-        await wait_for(pilot, lambda: lab.view.status == "finished", 240)
-        card = lab.query_one(SummaryCard)
-        await wait_for(pilot, lambda: card.display and card.servers is not None, 60)
-        await pilot.pause(0.5)
+        card = await matrix_to_servers_card(pilot, lab)
         told = card.servers
         assert told is not None and told.biggest is not None
         big = told.biggest

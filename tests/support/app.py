@@ -17,6 +17,7 @@ from explorer.lab.store.replay import ReplaySource
 from explorer.lab.store.results import ResultStore
 from explorer.tui.app import PgwxApp
 from explorer.tui.screens.lab import LabScreen
+from explorer.tui.widgets.summary import SummaryCard
 from tests.support.paths import DURABILITY
 
 FIXTURE = DURABILITY
@@ -72,3 +73,17 @@ async def settle(pilot: Pilot[int]) -> None:
         if again == shot:
             return
         shot = again
+
+
+async def matrix_to_servers_card(pilot: Pilot[int], lab: LabScreen) -> SummaryCard:
+    """With two servers in the knob panel: press `m` and wait until the run on both has
+    finished and its servers' card is shown (the card, for the caller to read)."""
+    await wait_for(pilot, lambda: len(lab.knob_panel.server_boxes) == 2, 30)
+    await pilot.pause(0.3)
+    await pilot.press("m")
+    await wait_for(pilot, lambda: lab.view.status == "running", 30)
+    await wait_for(pilot, lambda: lab.view.status == "finished", 240)
+    card = lab.query_one(SummaryCard)
+    await wait_for(pilot, lambda: card.display and card.servers is not None, 60)
+    await pilot.pause(0.5)
+    return card
