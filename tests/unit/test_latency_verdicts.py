@@ -117,3 +117,14 @@ def test_terminal_latency_ratios_pool_old_and_new() -> None:
     line = bench.ratio_line("80x24 tabs, quiet", [40.0] * 10 + [80.0], [20.0] * 10 + [60.0])
     assert "new/old median 0.50  p95 0.75" in line
     assert "not measured on both sides" in bench.ratio_line("x", [], [20.0])
+
+
+def test_warm_starts_have_their_bytecode(tmp_path: Path) -> None:
+    """A warm start is timed with pgwx's bytecode written: under PYTHONDONTWRITEBYTECODE (set
+    on the build machine) each start compiled ~140 modules again, ~0.2 s of CPU."""
+    env = _script("terminal_latency").app_env(
+        {"PYTHONDONTWRITEBYTECODE": "1", "PGHOST": "elsewhere", "HOME": "/home/x"}, tmp_path
+    )
+    assert "PYTHONDONTWRITEBYTECODE" not in env and "PGHOST" not in env
+    assert Path(env["PYTHONPYCACHEPREFIX"]).is_relative_to(tmp_path)
+    assert env["HOME"] == "/home/x"
