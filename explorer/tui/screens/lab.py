@@ -171,6 +171,9 @@ class LabScreen(Screen[None]):
         self._running_key: object = None
         self.present: bool | None = config.present
         """The presenter layout as asked (`--present`, then `P`); None: by the size."""
+        self._laid_out_present = False
+        """The presenter layout was on at the last `_lay_out` (its note is said as it comes
+        on; the classes themselves are set before the first one, in `compose`)."""
 
     @property
     def target(self) -> Target | None:
@@ -287,7 +290,13 @@ class LabScreen(Screen[None]):
 
     # ------------------------------------------------------------------ layout
     def compose(self) -> ComposeResult:
-        """Header, tabs (narrow terminals), the four panes, log, footer."""
+        """Header, tabs (narrow terminals), the four panes, log, footer.
+
+        The layout's classes are set first, from the terminal's size: set by the first
+        resize, after the first frame, they restyled the whole screen (~130 nodes) and drew
+        it a second time, the first frame a stack of every pane without tabs or footer."""
+        width, height = self.app.size
+        self.update_classes(layout_classes(width, height, self.present), update=False)
         yield ServerHeader(id="header").data_bind(LabScreen.caps)
         yield PaneTabs(PANES, id="tabs")
         yield Headline(id="headline")
@@ -353,7 +362,10 @@ class LabScreen(Screen[None]):
 
     def _lay_out(self, width: int, height: int) -> None:
         """Set the layout classes; say once when the presenter layout comes on by itself."""
-        was = self.has_class("-present")
+        was, self._laid_out_present = (
+            self._laid_out_present,
+            presenting(width, height, self.present),
+        )
         classes = layout_classes(width, height, self.present)
         self.update_classes(classes, animate=False)
         self.query_one(ResultsTable).refit()
