@@ -53,4 +53,13 @@ async def finished(pilot: Pilot[int]) -> PgwxApp:
         return "Quit" in screen_rows(app)[-1]
 
     await wait_for(pilot, footer_drawn, 20)
+    # The footer is drawn from the first frame now: wait until the card's last layout pass
+    # (the bars under it, its spread) is on screen too, two screens a moment apart the same.
+    shot = screen_rows(app)
+    for _ in range(15):
+        await pilot.pause(0.2)
+        again = screen_rows(app)
+        if again == shot:
+            break
+        shot = again
     return app

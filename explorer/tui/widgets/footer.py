@@ -145,9 +145,15 @@ class LabFooter(Footer):
         super().bindings_changed(screen)
 
     def compose(self) -> ComposeResult:
-        """The fitted keys, then the pinned ones docked at the right."""
+        """The fitted keys, then the pinned ones docked at the right.
+
+        Drawn from the first compose: the screen's keys are known then. Textual's Footer
+        waits for the screen's first bindings signal and recomposes after a refresh, so
+        `pgwx` showed its first frames without `? Help` and `q Quit` (about 0.1-0.2 s)."""
         if not self._bindings_ready:
-            return
+            if not self.is_attached:
+                return
+            self.set_reactive(Footer._bindings_ready, True)
         width = self.size.width or self.app.size.width
         self._composed_width = width
         self._composed_keys = self._shown_keys()
