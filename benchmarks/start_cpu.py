@@ -2,8 +2,9 @@
 
 Each start is a fresh `python -c` process that runs `pgwx` (`explorer.cli.entry.main`, as the
 command does) headless at 80x24, notes the process's CPU time (user + system, the interpreter's
-start included) and the wall time since the process began when the app hands the lab screen's
-first full frame to the terminal driver, and quits. Two modes: `bundled` (plain `pgwx`: the
+start included) and the wall time since the process began when the app hands the terminal driver
+the lab's first frame with the footer's keys laid out (the frame `? Help` and `q Quit` are in),
+and quits. Two modes: `bundled` (plain `pgwx`: the
 bundled server is started in a private data directory, made once, untimed, so the starts are
 warm, as is the bytecode, written under a temporary directory whatever
 PYTHONDONTWRITEBYTECODE says) and `replay` (`pgwx replay` of the shipped durability recording).
@@ -42,7 +43,8 @@ def run(self, *args, **kwargs):
 def display(self, screen, renderable):
     real_display(self, screen, renderable)
     if renderable is not None and type(screen).__name__ == "LabScreen":
-        if not getattr(self, "_probe_done", False):
+        keys = screen.query("FooterKey")
+        if any(k.region.area for k in keys) and not getattr(self, "_probe_done", False):
             self._probe_done = True
             use = resource.getrusage(resource.RUSAGE_SELF)
             cpu, wall = use.ru_utime + use.ru_stime, time.time() - started
