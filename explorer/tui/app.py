@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
@@ -31,6 +32,9 @@ from explorer.tui.config import LabConfig, offered_profiles
 from explorer.tui.glyphs import AsciiFilter, locale_wants_ascii, set_ascii
 from explorer.tui.screens.lab import LabScreen
 
+SETTLE_AFTER = 0.5
+"""Seconds with no key, from the first frame, before the collector's first full collection
+(~50 ms, `settle_memory`): `?` pressed as the screen appears does not wait behind it."""
 EXIT_GRACE = 5.0
 """Seconds the app gets to exit by itself after a signal's undo is done; with the terminal
 gone (SIGHUP) Textual cannot restore it and may never return."""
@@ -108,12 +112,14 @@ class PgwxApp(App[int]):
         self._signals = TerminatingSignals()
         self.collector = QuietCollector()
         """Python's full collections, made when no key waits."""
+        self._last_key_at = float("-inf")
+        """When the last key came (monotonic seconds)."""
 
     def on_mount(self) -> None:
         """A dropped SSH session (SIGHUP) or a kill (SIGTERM) quits the way q does."""
         if self._signals.install():
             self._signals.listen(self.on_terminating_signal)
-        self.call_after_refresh(self.settle_memory)
+        self.call_after_refresh(self.set_timer, SETTLE_AFTER, self.settle_memory)
 
     def settle_memory(self) -> None:
         """Keep what start-up built out of the collector's full passes, and make those passes
@@ -122,7 +128,13 @@ class PgwxApp(App[int]):
         The screen, the profiles and a loaded recording live as long as the app: frozen once,
         they are skipped by every full pass. The passes themselves (40–60 ms in a live matrix)
         are made after a key's screen update or in a quiet moment, not in the middle of a key.
+        The first one, before the freeze, waits for `SETTLE_AFTER` seconds without a key: made
+        with the first frame, it held a `?` pressed as the screen appeared.
         """
+        quiet = time.monotonic() - self._last_key_at
+        if quiet < SETTLE_AFTER:
+            self.set_timer(SETTLE_AFTER - quiet, self.settle_memory)
+            return
         self.collector.install()
         self.set_interval(TICK, self.collector.tick)
 
@@ -131,6 +143,7 @@ class PgwxApp(App[int]):
         once its screen update is out, a due pass is made. It tells the lab too, whose
         periodic repaint waits for the key's frame in the same way."""
         if isinstance(event, events.Key) and not event.is_forwarded:
+            self._last_key_at = time.monotonic()
             if self._lab is not None:
                 self._lab.key_pressed()  # the periodic repaint waits for the key's frame
             if self.collector.installed:

@@ -19,7 +19,7 @@ from textual.screen import Screen
 from explorer.lab.store.results import ResultStore
 from explorer.tui.app import PgwxApp
 from explorer.tui.screens.lab import LabScreen, layout_classes
-from tests.support.app import replay_app
+from tests.support.app import replay_app, wait_for
 
 
 def first_frames(monkeypatch: pytest.MonkeyPatch) -> list[tuple[set[str], list[str]]]:
@@ -63,3 +63,28 @@ async def test_the_first_frame_is_laid_out_with_its_footer(
             assert text.count("╭─") == 1, text
         else:
             assert "Server activity" in text and "Results" in text and "Knobs" in text
+
+
+async def test_a_key_at_the_first_frame_does_not_wait_for_the_first_collection(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The collector's first full collection (~50 ms, before it freezes what start-up built)
+    was made just after the first frame; now after `SETTLE_AFTER` seconds with no key."""
+    seen: list[tuple[str, bool]] = []
+    display = App._display
+
+    def kept(self: App[object], screen: Screen[object], renderable: object) -> None:
+        display(self, screen, renderable)  # type: ignore[arg-type]
+        if renderable is None or not isinstance(self, PgwxApp):
+            return
+        seen.append((type(screen).__name__, self.collector.installed))
+        if len(seen) == 1:
+            self.call_later(self.simulate_key, "question_mark")
+
+    monkeypatch.setattr(App, "_display", kept)
+    app = replay_app(tmp_path, 40)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(pilot, lambda: any(name == "HelpScreen" for name, _ in seen), 10)
+        help_drawn = next(installed for name, installed in seen if name == "HelpScreen")
+        assert not help_drawn  # no full collection between the first frame and the help
+        await wait_for(pilot, lambda: app.collector.installed, 10)  # made once keys stop
