@@ -37,6 +37,9 @@ next redraw for new data waits at least B / BUILD_SHARE (a key's redraw never wa
 quiet machine that is REDRAW_HZ; on a busy one the chart redraws less often rather than
 have a key wait behind it."""
 
+KEPT_SPECS = 4
+"""Specs whose drawn lines a chart keeps (one per mode of the activity pane)."""
+
 MAX_BARS = 40
 """Stacked bars drawn at most: plotext's stacked bars cost ~0.6 ms each to build, so longer
 series are averaged into this many buckets (a 480-sample window would take 300 ms)."""
@@ -418,6 +421,11 @@ class TimeChart(PlotextPlot):
         """The phase rules and labels and the variant letters, drawn after plotext's build."""
         self._cut: tuple[object, list[Strip]] | None = None
         """(what the lines were drawn from, the lines): see `render_line`."""
+        self._kept: dict[tuple[object, ...], tuple[ChartSpec, list[Strip]]] = {}
+        """The last few specs' lines, by what they were drawn from (`render_line`): a key
+        back to a chart whose data did not change since it was drawn builds nothing."""
+        self.builds = 0
+        """How many times plotext built the chart for the screen (tests read it)."""
 
     def on_mount(self) -> None:
         """Start the redraw timer (PlotextPlot's own on_mount runs too: Textual calls each
@@ -460,11 +468,30 @@ class TimeChart(PlotextPlot):
         base = self.visual_style.rich_style
         key = (self.draws, self.size, self.app.theme, base)
         if self._cut is None or self._cut[0] != key:
-            self._cut = (key, self._strips(base))
+            self._cut = (key, self._lines_for(base))
         lines = self._cut[1]
         return lines[y] if 0 <= y < len(lines) else Strip.blank(self.size.width, base)
 
+    def _lines_for(self, base: Style) -> list[Strip]:
+        """The lines of the spec drawn now: kept from an earlier draw of the same spec (the
+        pane makes a mode's spec again only when a sample, a phase or a trial came) at the
+        same size, theme, style and marking, else built. `i w l` back and forth on a paused
+        or finished run, or faster than the samples come, then cost no plotext build."""
+        spec = self.drawn_spec
+        key = (id(spec), self.size, self.app.theme, base, app_uses_glyphs(self.app))
+        kept = self._kept.get(key)
+        if kept is not None and kept[0] is spec:
+            return kept[1]
+        lines = self._strips(base)
+        if spec is not None:
+            self._kept.pop(key, None)
+            self._kept[key] = (spec, lines)
+            while len(self._kept) > KEPT_SPECS:
+                del self._kept[next(iter(self._kept))]
+        return lines
+
     def _strips(self, base: Style) -> list[Strip]:
+        self.builds += 1
         width, height = self.size
         out = []
         for y, row in enumerate(self._timed(self._render_spec)[:height]):
