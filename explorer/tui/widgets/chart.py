@@ -429,6 +429,8 @@ class TimeChart(PlotextPlot):
         back to a chart whose data did not change since it was drawn builds nothing."""
         self.builds = 0
         """How many times plotext built the chart for the screen (tests read it)."""
+        self._tick_waited = False
+        """The redraw for new data already waited one tick for a key's frame (`_tick`)."""
 
     def on_mount(self) -> None:
         """Start the redraw timer (PlotextPlot's own on_mount runs too: Textual calls each
@@ -447,7 +449,20 @@ class TimeChart(PlotextPlot):
 
     def _tick(self) -> None:
         if self._dirty and self.is_on_screen and time.monotonic() >= self._next_draw:
+            if not self._tick_waited and self._key_frame_pending():
+                # New data redraws at the next tick: a build now (10-18 ms at 160x45, the
+                # more on a loaded machine) would hold the key's screen update. Once: keys
+                # held down still let the chart follow its data.
+                self._tick_waited = True
+                return
+            self._tick_waited = False
             self._draw()
+
+    def _key_frame_pending(self) -> bool:
+        """Whether the screen says a key's screen update may be in the making (the lab's
+        `key_frame_pending`; a screen without it: never)."""
+        pending = getattr(self.screen, "key_frame_pending", None)
+        return bool(pending()) if callable(pending) else False
 
     def on_show(self) -> None:
         """A hidden chart that missed data catches up when it shows."""
