@@ -50,11 +50,13 @@ import argparse
 import time
 from dataclasses import replace
 
+from explorer.analysis import futility
 from explorer.analysis.calibration import Scenario, calibrate
 from explorer.analysis.calibration_paired import (
     Cell,
     analysis,
     measure,
+    measure_fixed,
     median_interval,
     share_text,
 )
@@ -94,7 +96,16 @@ def main() -> None:
         help="paired section: which tables (main, noisy, versus; the goals need main and versus)",
     )
     parser.add_argument("--skip-first", action="store_true", help="only the paired section")
+    parser.add_argument(
+        "--limits-only",
+        action="store_true",
+        help="only the designs side by side on the same trials (7×3, 10 %%; ~15 min)",
+    )
+    parser.add_argument("--limits-runs", type=int, default=200, help="runs per design cell")
     args = parser.parse_args()
+    if args.limits_only:
+        limits_section(3 if args.smoke else args.limits_runs, args.seed)
+        return
     if args.drift_only:
         drift_section(20 if args.smoke else args.drift_runs, args.seed)
         return
@@ -318,6 +329,76 @@ def paired_section(
         f"\n{base_runs} runs per 7×3 cell, {2 * base_runs} per 3×3, {4 * base_runs} per 1×1; "
         f"seed {seed}; {time.perf_counter() - began:.0f} s"
     )
+
+
+DESIGNS: tuple[tuple[str, int | None, float], ...] = (
+    ("auto, looks every 5 rounds (pgwx)", 5, futility.FUTILITY_CHANCE),
+    ("auto, looks every 5, futility below 40 %", 5, 0.40),
+    ("auto, looks at 15 and 30", 15, futility.FUTILITY_CHANCE),
+    ("fixed 15 rounds (all α at 15)", None, 0.0),
+    ("fixed 30 rounds (all α at 30)", None, 0.0),
+)
+"""(name, min_repeats of the auto design or None for a fixed one, futility chance)."""
+
+
+def limits_section(runs: int, seed: int) -> None:
+    """Issue 35's goals against each other: several designs played on the *same* drawn trials
+    of a 7 × 3 table at 10 % noise, through the real `RoundPlan` and `judge`.
+
+    A fixed design of n rounds spends all of α at its one look, so no design that also looks
+    elsewhere finds an effect by round n more often than it does (to within the draws); what
+    an auto design spends before round 30 is what it lacks at round 30 against the fixed one.
+    """
+    began = time.perf_counter()
+    print("\n## Designs on the same trials: what each goal costs the others (7×3, 10 % noise)\n")
+    print(
+        "| design | round factor | A/A any false | A/A median rounds | 0.85× found ≤ 15 "
+        "| 0.85× found ≤ 30 | 0.90× found ≤ 30 | 0.90× mean rounds |"
+    )
+    print("|---|---|---|---|---|---|---|---|")
+    before = futility.FUTILITY_CHANCE
+    try:
+        for factor in (0.0, 0.05):
+            for name, step, chance in DESIGNS:
+                futility.FUTILITY_CHANCE = chance
+                row = [
+                    _design_cell(name, step, effect, factor, runs, seed)
+                    for effect in (1.0, 0.85, 0.90)
+                ]
+                aa, e85, e90 = row
+                print(
+                    f"| {name} | {factor:.0%} | {share_text(aa.false, runs)} | "
+                    f"{aa.median_rounds:g} {_median_text(aa)} | "
+                    f"{share_text(e85.found_by_15, runs)} | {share_text(e85.found, runs)} | "
+                    f"{share_text(e90.found, runs)} | {e90.mean_rounds:.1f} |",
+                    flush=True,
+                )
+    finally:
+        futility.FUTILITY_CHANCE = before
+    print(
+        f"\n{runs} runs a cell, the same drawn trials for every design; seed {seed}; "
+        f"{time.perf_counter() - began:.0f} s"
+    )
+
+
+def _median_text(c: Cell) -> str:
+    lo, hi = median_interval(c.rounds)
+    return f"[{lo:g}–{hi:g}]"
+
+
+def _design_cell(
+    name: str, step: int | None, effect: float, factor: float, runs: int, seed: int
+) -> Cell:
+    """`runs` runs of one design, the trials drawn from `seed` alone (so every design of a
+    row plays the same trials)."""
+    base = Scenario(variants=8, phases=3, noise=0.10, effect=effect)
+    with analysis(True, True):
+        if step is not None:
+            return measure(replace(base, min_repeats=step), runs, seed + int(effect * 100), factor)
+        n = 15 if "15" in name else 30
+        return measure_fixed(
+            replace(base, max_repeats=30), n, runs, seed + int(effect * 100), factor
+        )
 
 
 if __name__ == "__main__":

@@ -89,12 +89,13 @@ def play_auto(s: Scenario, table: Table) -> RunRecord:
     return synthetic_record(profile, trials)
 
 
-def fixed_record(s: Scenario, table: Table) -> RunRecord:
-    """The fixed design of max_repeats rounds on the same trials."""
-    fixed = replace(s, repeats=s.max_repeats)
+def fixed_record(s: Scenario, table: Table, rounds: int | None = None) -> RunRecord:
+    """The fixed design of `rounds` (default max_repeats) rounds on the same trials."""
+    n = s.max_repeats if rounds is None else rounds
+    fixed = replace(s, repeats=n, max_repeats=n)
     trials = [
         synthetic_trial(f"v{v}", r, table[(v, r)])
-        for r in range(1, s.max_repeats + 1)
+        for r in range(1, n + 1)
         for v in range(s.variants)
     ]
     return synthetic_record(fixed.profile(), trials)
@@ -158,6 +159,22 @@ def measure(
         cell.rounds.append(got.rounds)
         if with_fixed:
             cell.fixed_found += outcome(s, fixed_record(s, table)).found
+    return cell
+
+
+def measure_fixed(
+    s: Scenario, rounds: int, runs: int, seed: int, round_factor: float = 0.0
+) -> Cell:
+    """`runs` runs of the fixed design of `rounds` rounds, on the trials `measure` with the same
+    arguments draws (so an auto and a fixed design can be set side by side)."""
+    rng = random.Random(seed)
+    cell = Cell(runs, 0, 0, 0, [])
+    for _ in range(runs):
+        got = outcome(s, fixed_record(s, draw(s, rng, round_factor), rounds))
+        cell.false += got.false_finding
+        cell.found += got.found
+        cell.found_by_15 += got.found and rounds <= 15
+        cell.rounds.append(rounds)
     return cell
 
 
