@@ -40,6 +40,10 @@ next redraw for new data waits at least B / BUILD_SHARE (a key's redraw never wa
 quiet machine that is REDRAW_HZ; on a busy one the chart redraws less often rather than
 have a key wait behind it."""
 
+AFTER_KEY_FRAME = 0.05
+"""Seconds after a key's screen update before a redraw that waited for it (`_tick`): the
+terminal's writer sends the frame first (as the lab's repaint waits, `screens/lab.py`)."""
+
 KEPT_SPECS = 4
 """Specs whose drawn lines a chart keeps (one per mode of the activity pane)."""
 
@@ -450,10 +454,12 @@ class TimeChart(PlotextPlot):
     def _tick(self) -> None:
         if self._dirty and self.is_on_screen and time.monotonic() >= self._next_draw:
             if not self._tick_waited and self._key_frame_pending():
-                # New data redraws at the next tick: a build now (10-18 ms at 160x45, the
-                # more on a loaded machine) would hold the key's screen update. Once: keys
+                # A build now (10-18 ms at 160x45, the more on a loaded machine) would hold
+                # the key's screen update: new data redraws just after it (not at the next
+                # tick, which at a few keys a second lands in the next key's). Once: keys
                 # held down still let the chart follow its data.
                 self._tick_waited = True
+                self.call_after_refresh(self.set_timer, AFTER_KEY_FRAME, self._tick)
                 return
             self._tick_waited = False
             self._draw()
