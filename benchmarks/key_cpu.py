@@ -74,7 +74,7 @@ async def child(size: str, cycles: int) -> dict[str, list[float]]:
     frames: list[float] = []
     display = app._display
 
-    def spy(screen, renderable):  # type: ignore[no-untyped-def]
+    def spy(screen, renderable):
         display(screen, renderable)
         if renderable is not None:
             if hasattr(renderable, "render_segments"):
@@ -188,16 +188,17 @@ def main() -> None:
             print(f"{size}:")
             for key in (*SEQUENCE, "all"):
                 row = f"  {key:<4}"
-                values = {}
+                by_code: dict[str, list[float]] = {}
                 for name in codes:
-                    got = pooled[name]
-                    values[name] = (
-                        [v for vs in got.values() for v in vs] if key == "all" else got[key]
+                    kept = pooled[name]
+                    by_code[name] = (
+                        [v for vs in kept.values() for v in vs] if key == "all" else kept[key]
                     )
-                    row += f"  {name} {summary(values[name])}"
-                if "old" in codes and values["old"] and values["new"]:
-                    med = statistics.median(values["new"]) / statistics.median(values["old"])
-                    p95 = pct(values["new"], 95) / pct(values["old"], 95)
+                    row += f"  {name} {summary(by_code[name])}"
+                if "old" in codes and by_code["old"] and by_code["new"]:
+                    new, old = by_code["new"], by_code["old"]
+                    med = statistics.median(new) / statistics.median(old)
+                    p95 = pct(new, 95) / pct(old, 95)
                     row += f"   new/old {med:.2f}, {p95:.2f}"
                 print(row)
     finally:
