@@ -78,17 +78,17 @@ class Probe:
 
         app._display = spy_display  # type: ignore[method-assign]
         chart = app.lab.query_one(ActivityPane).chart
-        # The chart's build, whichever way it is asked for: the screen cuts its lines
-        # through `render_line`, anything else calls `render`; both build here.
-        build = chart._render_spec
+        # The lines the screen cuts for each draw: built by plotext, or kept from an
+        # earlier draw of the same data (a key back to a chart with nothing new).
+        build = chart._lines_for
 
-        def spy_build():
-            result = build()
+        def spy_build(base):
+            result = build(base)
             spec = chart.drawn_spec
             self.renders.append((time.perf_counter(), getattr(spec, "ylabel", "")))
             return result
 
-        chart._render_spec = spy_build  # type: ignore[method-assign]
+        chart._lines_for = spy_build  # type: ignore[method-assign]
 
     async def press(self, app: PgwxApp, key: str, words: str, timeout: float = 5.0) -> float:
         """Seconds from posting `key` to the first screen update after the new chart."""

@@ -293,9 +293,16 @@ async def test_a_slow_chart_redraws_less_often_and_a_key_at_once(
             return build(self)
 
         monkeypatch.setattr(TimeChart, "_build", slow)
+        act = pane.view.activity
+
+        def new_sample() -> None:  # (the chart keeps what it drew of data it has drawn)
+            act.add(act.wal[-1][0] + 1.0, {"wal_bytes_per_s": 5.0 * 2**20})
+
+        new_sample()
         chart.redraw_now()
         await wait_for(pilot, lambda: len(builds) >= 1, 10)
         draws = chart.draws
+        new_sample()
         chart.mark_dirty()  # new data
         await pilot.pause(0.6)  # two ticks at 4 Hz: each would have redrawn
         assert chart.draws == draws  # (a repaint of the same data may build; no redraw)
@@ -425,6 +432,8 @@ async def test_a_chart_is_cut_into_lines_as_textual_would_and_only_after_a_build
         await pilot.pause()
         await pilot.pause()
         assert builds == []
+        act = pane.view.activity
+        act.add(act.wal[-1][0] + 1.0, {"wal_bytes_per_s": 5.0 * 2**20})  # new data
         chart.redraw_now()
         await pilot.pause()
         await pilot.pause()

@@ -24,6 +24,7 @@ BENCHMARKS = sorted((ROOT / "benchmarks").glob("*.py"))
 PROOF = {
     "aa_real.py": "1 runs finished (0 failed)",
     "history_flags.py": "| 20% | 20 |",
+    "key_cpu.py": "80x24 new round 1: all keys",
     "replay_memory.py": "key-to-screen over",
     "sampler_overhead.py": "throughput with/without (pairs)",
     "terminal_bytes.py": "during the run",

@@ -618,6 +618,11 @@ class LabScreen(Screen[None]):
         screen update is being made waits until that update is out (`_tick`)."""
         self._last_key = time.monotonic()
 
+    def key_frame_pending(self) -> bool:
+        """Whether a key came within `KEY_FRAME`: its screen update may still be in the
+        making, and a background repaint now would make it wait (the charts ask too)."""
+        return time.monotonic() - self._last_key < KEY_FRAME
+
     def _tick(self) -> None:
         """Repaint the live parts, once per refresh interval: the clock between samples
         (replays keep the recorded clock), the progress, the chart and its caption.
@@ -625,7 +630,7 @@ class LabScreen(Screen[None]):
         Within `KEY_FRAME` of a key it waits, once, until the key's screen update is out and
         runs `AFTER_KEY_FRAME` later: the key's frame then holds only what the key changed.
         """
-        if not self._tick_waited and time.monotonic() - self._last_key < KEY_FRAME:
+        if not self._tick_waited and self.key_frame_pending():
             self._tick_waited = True
             self.call_after_refresh(self.set_timer, AFTER_KEY_FRAME, self._tick)
             return

@@ -79,6 +79,8 @@ class ActivityPane(NoFocusStyles, Vertical):
         self._caption_lines = -1
         self._specs: dict[Mode, tuple[tuple[object, ...], ChartSpec]] = {}
         """Each mode's last spec, with what it was made from (`_spec`)."""
+        self._mode_lines: dict[Mode, tuple[int, int]] = {}
+        """Each mode's caption rows as last measured: (width, rows) (`update_caption`)."""
 
     def compose(self) -> ComposeResult:
         """Chart and caption."""
@@ -114,7 +116,7 @@ class ActivityPane(NoFocusStyles, Vertical):
             caption = self.query_one("#activity-caption", Static)
             caption.styles.max_height = SWEEP_CAPTION_MAX if new == "sweep" else CAPTION_MAX
         self._mode_line()
-        self.update_caption(force=True)
+        self.update_caption(force=True, shown_only=True)
         if new == "sweep":
             self.sweep.redraw_now()
         else:
@@ -217,13 +219,18 @@ class ActivityPane(NoFocusStyles, Vertical):
             bands=bands,
         )
 
-    def update_caption(self, *, force: bool = False) -> None:
+    def update_caption(self, *, force: bool = False, shown_only: bool = False) -> None:
         """The legend and the numbers behind the chart, as text (readable without colour).
 
         A hidden pane is not repainted (it catches up when it shows), and a layout pass,
         which repaints every scrollbar on screen, is asked for only when the height changes.
         The height is the tallest of the three modes' captions, so switching the chart by
         key changes no layout: the press costs the chart and the caption, nothing else.
+
+        `shown_only` (a chart key): the other modes' heights are the ones last measured at
+        this width, so the key makes the shown mode's spec and caption only, not all three
+        (each ranking every sample's series when samples came since); the next repaint of
+        the live parts measures them all again.
         """
         caption = self.query_one("#activity-caption", Static)
         if not force and not self.is_on_screen:
@@ -235,11 +242,22 @@ class ActivityPane(NoFocusStyles, Vertical):
         modes: list[Mode] = (
             ["sweep"] if self.mode == "sweep" else [m for m in MODES if m != "sweep"]
         )
-        lines = max(self._caption(width, mode).plain.count("\n") for mode in modes) + 1
+        lines = max(self._caption_height(width, mode, shown_only) for mode in modes)
         if lines != self._caption_lines:
             caption.styles.height = lines  # a layout pass, once per change of height
             self._caption_lines = lines
         caption.update(FitWidth(self._caption), layout=False)
+
+    def _caption_height(self, width: int, mode: Mode, kept: bool) -> int:
+        """Rows of `mode`'s caption at `width`: measured, or with `kept` for a mode not shown,
+        as last measured at this width."""
+        if kept and mode != self.mode:
+            last = self._mode_lines.get(mode)
+            if last is not None and last[0] == width:
+                return last[1]
+        lines = self._caption(width, mode).plain.count("\n") + 1
+        self._mode_lines[mode] = (width, lines)
+        return lines
 
     def on_resize(self) -> None:
         """A new width wraps the caption anew: its height is measured again (once drawn at

@@ -7,7 +7,10 @@ or a fast replay costs nothing, and a slow SSH link never sees a storm of repain
 
 from __future__ import annotations
 
+import itertools
 import math
+import pickle
+import random
 import re
 import time
 import zlib
@@ -36,6 +39,13 @@ BUILD_SHARE = 0.1
 next redraw for new data waits at least B / BUILD_SHARE (a key's redraw never waits). On a
 quiet machine that is REDRAW_HZ; on a busy one the chart redraws less often rather than
 have a key wait behind it."""
+
+AFTER_KEY_FRAME = 0.05
+"""Seconds after a key's screen update before a redraw that waited for it (`_tick`): the
+terminal's writer sends the frame first (as the lab's repaint waits, `screens/lab.py`)."""
+
+KEPT_SPECS = 4
+"""Specs whose drawn lines a chart keeps (one per mode of the activity pane)."""
 
 MAX_BARS = 40
 """Stacked bars drawn at most: plotext's stacked bars cost ~0.6 ms each to build, so longer
@@ -418,6 +428,13 @@ class TimeChart(PlotextPlot):
         """The phase rules and labels and the variant letters, drawn after plotext's build."""
         self._cut: tuple[object, list[Strip]] | None = None
         """(what the lines were drawn from, the lines): see `render_line`."""
+        self._kept: dict[tuple[object, ...], tuple[ChartSpec, list[Strip]]] = {}
+        """The last few specs' lines, by what they were drawn from (`render_line`): a key
+        back to a chart whose data did not change since it was drawn builds nothing."""
+        self.builds = 0
+        """How many times plotext built the chart for the screen (tests read it)."""
+        self._tick_waited = False
+        """The redraw for new data already waited one tick for a key's frame (`_tick`)."""
 
     def on_mount(self) -> None:
         """Start the redraw timer (PlotextPlot's own on_mount runs too: Textual calls each
@@ -436,7 +453,22 @@ class TimeChart(PlotextPlot):
 
     def _tick(self) -> None:
         if self._dirty and self.is_on_screen and time.monotonic() >= self._next_draw:
+            if not self._tick_waited and self._key_frame_pending():
+                # A build now (10-18 ms at 160x45, the more on a loaded machine) would hold
+                # the key's screen update: new data redraws just after it (not at the next
+                # tick, which at a few keys a second lands in the next key's). Once: keys
+                # held down still let the chart follow its data.
+                self._tick_waited = True
+                self.call_after_refresh(self.set_timer, AFTER_KEY_FRAME, self._tick)
+                return
+            self._tick_waited = False
             self._draw()
+
+    def _key_frame_pending(self) -> bool:
+        """Whether the screen says a key's screen update may be in the making (the lab's
+        `key_frame_pending`; a screen without it: never)."""
+        pending = getattr(self.screen, "key_frame_pending", None)
+        return bool(pending()) if callable(pending) else False
 
     def on_show(self) -> None:
         """A hidden chart that missed data catches up when it shows."""
@@ -460,21 +492,45 @@ class TimeChart(PlotextPlot):
         base = self.visual_style.rich_style
         key = (self.draws, self.size, self.app.theme, base)
         if self._cut is None or self._cut[0] != key:
-            self._cut = (key, self._strips(base))
+            self._cut = (key, self._lines_for(base))
         lines = self._cut[1]
         return lines[y] if 0 <= y < len(lines) else Strip.blank(self.size.width, base)
 
+    def _lines_for(self, base: Style) -> list[Strip]:
+        """The lines of the spec drawn now: kept from an earlier draw of the same spec (the
+        pane makes a mode's spec again only when a sample, a phase or a trial came) at the
+        same size, theme, style and marking, else built. `i w l` back and forth on a paused
+        or finished run, or faster than the samples come, then cost no plotext build."""
+        spec = self.drawn_spec
+        key = (id(spec), self.size, self.app.theme, base, app_uses_glyphs(self.app))
+        kept = self._kept.get(key)
+        if kept is not None and kept[0] is spec:
+            return kept[1]
+        lines = self._strips(base)
+        if spec is not None:
+            self._kept.pop(key, None)
+            self._kept[key] = (spec, lines)
+            while len(self._kept) > KEPT_SPECS:
+                del self._kept[next(iter(self._kept))]
+        return lines
+
     def _strips(self, base: Style) -> list[Strip]:
+        self.builds += 1
         width, height = self.size
         out = []
+        # The chart's style under each of the few colours plotext drew: one addition per
+        # colour, not two additions and a new Style per run of cells (~1,200 runs at 160x45).
+        styled: dict[Style | None, Style] = {}
         for y, row in enumerate(self._timed(self._render_spec)[:height]):
             segments = []
             x = 0
             for part, style in row:
+                under = styled.get(style)
+                if under is None:
+                    under = styled[style] = base + style
                 # Each run carries its offset as Textual's own text lines do (selection
                 # reads it; a screenshot keeps runs apart by it).
-                where = Style.from_meta({"offset": (x, y)})
-                segments.append(Segment(part, base + style + where))
+                segments.append(Segment(part, at_offset(under, x, y)))
                 x += len(part)
             out.append(Strip(segments).adjust_cell_length(width, base))
         return out
@@ -692,6 +748,33 @@ def bar_cells(
                 py.extend(ys)
         out.append((px, py))
     return out
+
+
+_OFFSET_IDS = itertools.count(random.getrandbits(24))
+"""Link ids of the styles `at_offset` makes, as Rich numbers those of `Style.from_meta`."""
+
+
+def at_offset(style: Style, x: int, y: int) -> Style:
+    """`style + Style.from_meta({"offset": (x, y)})`, made in one step: an equal style with
+    the same meta, without the meta-only Style and the addition made per run of cells.
+
+    A style with meta or a link of its own, or a null one, takes Rich's own addition."""
+    if style._null or style._meta is not None or style._link:
+        return style + Style.from_meta({"offset": (x, y)})
+    meta = pickle.dumps({"offset": (x, y)})
+    new: Style = Style.__new__(Style)
+    new._ansi = None
+    new._style_definition = None
+    new._color = style._color
+    new._bgcolor = style._bgcolor
+    new._attributes = style._attributes
+    new._set_attributes = style._set_attributes
+    new._link = None
+    new._link_id = f"{next(_OFFSET_IDS)}{hash(meta)}"
+    new._meta = meta
+    new._null = False
+    new._hash = None
+    return new
 
 
 Runs = list[list[tuple[str, Style | None]]]
