@@ -754,12 +754,30 @@ _OFFSET_IDS = itertools.count(random.getrandbits(24))
 """Link ids of the styles `at_offset` makes, as Rich numbers those of `Style.from_meta`."""
 
 
+_STYLE_SLOTS = (
+    "_ansi",
+    "_style_definition",
+    "_color",
+    "_bgcolor",
+    "_attributes",
+    "_set_attributes",
+    "_link",
+    "_link_id",
+    "_meta",
+    "_null",
+    "_hash",
+)
+_FAST_OFFSET = all(hasattr(Style(bold=True), name) for name in _STYLE_SLOTS)
+"""Rich's Style has the private slots `at_offset` fills (rich is not pinned: another release
+may not, and then the offset is added the slow, public way)."""
+
+
 def at_offset(style: Style, x: int, y: int) -> Style:
     """`style + Style.from_meta({"offset": (x, y)})`, made in one step: an equal style with
     the same meta, without the meta-only Style and the addition made per run of cells.
 
     A style with meta or a link of its own, or a null one, takes Rich's own addition."""
-    if style._null or style._meta is not None or style._link:
+    if not _FAST_OFFSET or style._null or style._meta is not None or style._link:
         return style + Style.from_meta({"offset": (x, y)})
     meta = pickle.dumps({"offset": (x, y)})
     new: Style = Style.__new__(Style)
