@@ -40,6 +40,10 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from terminal_latency import checkout_of  # noqa: E402
+
 SEQUENCE = ("1", "2", "3", "4", "i", "w", "l")
 """One cycle of keys, as terminal_latency.py presses them."""
 GAP = 0.25
@@ -117,19 +121,6 @@ async def child(size: str, cycles: int) -> dict[str, list[float]]:
     return out
 
 
-def checkout(ref: str, scratch: Path) -> Path:
-    """A directory holding the old code: `ref` itself, or the commit extracted."""
-    if Path(ref).is_dir():
-        return Path(ref).resolve()
-    target = scratch / "old"
-    target.mkdir()
-    archive = subprocess.run(
-        ["git", "-C", str(ROOT), "archive", ref], check=True, capture_output=True
-    ).stdout
-    subprocess.run(["tar", "-x", "-C", str(target)], input=archive, check=True)
-    return target
-
-
 def run_child(code: Path, size: str, cycles: int) -> dict[str, list[float]]:
     env = {**os.environ, "PYTHONPATH": str(code)}
     done = subprocess.run(
@@ -170,7 +161,7 @@ def main() -> None:
     try:
         codes = {"new": ROOT}
         if args.old:
-            codes["old"] = checkout(args.old, scratch)
+            codes["old"] = checkout_of(args.old, scratch)
         print(
             f"CPU per key, post to frame, ms (median / p95), {args.cycles} cycles a run, "
             f"{args.rounds} round(s); load average {os.getloadavg()[0]:.1f}"

@@ -27,6 +27,10 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from terminal_latency import checkout_of  # noqa: E402
+
 RECORDING = ROOT / "tests" / "fixtures" / "durability.json"
 
 PROBE = """
@@ -72,19 +76,6 @@ def one_start(root: Path, argv: list[str], env: dict[str, str]) -> tuple[float, 
             return float(cpu), float(wall)
     print(f"  no first frame from {root}: {proc.stderr[-600:]!r}", file=sys.stderr)
     return None
-
-
-def checkout_of(ref: str, tmp: Path) -> Path:
-    """A directory to run the old code from: `ref` itself, or the commit extracted."""
-    if Path(ref).is_dir():
-        return Path(ref).resolve()
-    where = tmp / "old"
-    where.mkdir()
-    archive = subprocess.run(
-        ["git", "-C", str(ROOT), "archive", ref], check=True, capture_output=True
-    ).stdout
-    subprocess.run(["tar", "-x", "-C", str(where)], input=archive, check=True)
-    return where
 
 
 def main() -> int:
