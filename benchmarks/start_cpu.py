@@ -12,6 +12,9 @@ PYTHONDONTWRITEBYTECODE says) and `replay` (`pgwx replay` of the shipped durabil
 `--old REF_OR_DIR` runs a second checkout too, old and new alternately, and prints new/old of
 the medians. Headless, the frame is composed but not turned into escape codes, so these figures
 are a little below what a terminal costs; `terminal_latency.py --starts N` times a real one.
+
+    python benchmarks/start_cpu.py --old 9f6e66e --starts 6
+    python benchmarks/start_cpu.py --smoke   # one replay start (CI)
 """
 
 from __future__ import annotations
@@ -83,7 +86,10 @@ def main() -> int:
     parser.add_argument("--starts", type=int, default=6, help="timed starts of each checkout")
     parser.add_argument("--modes", default="bundled,replay", help="bundled, replay or both")
     parser.add_argument("--old", default=None, help="old code: a checkout or a commit")
+    parser.add_argument("--smoke", action="store_true", help="one replay start (CI)")
     args = parser.parse_args()
+    if args.smoke:
+        args.starts, args.modes = 1, "replay"
     tmp = Path(tempfile.mkdtemp(prefix="pgwx-start-"))
     os.chmod(tmp, 0o755)
     env = {

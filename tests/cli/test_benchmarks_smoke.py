@@ -27,6 +27,7 @@ PROOF = {
     "key_cpu.py": "80x24 new round 1: all keys",
     "replay_memory.py": "key-to-screen over",
     "sampler_overhead.py": "throughput with/without (pairs)",
+    "start_cpu.py": "replay   new: CPU median",
     "terminal_bytes.py": "during the run",
     "terminal_latency.py": "80x24 tabs, quiet",
     "timing_accuracy.py": "durability copy (asyncpg COPY) vs COPY",
