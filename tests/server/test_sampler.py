@@ -12,6 +12,8 @@ import itertools
 import time
 from collections.abc import AsyncIterator, Callable
 
+import asyncpg
+
 from explorer.lab.measure.sampler import Sample, SamplerNotice
 from explorer.models import TrialStats
 from explorer.server.connect import Target
@@ -137,6 +139,18 @@ async def test_unlogged_load_writes_almost_no_wal(any_pg: Target) -> None:
     assert wal["unlogged"] < 0.05 * wal["logged"]
 
 
+async def no_older_snapshots(conn: asyncpg.Connection, within: float = 10.0) -> None:
+    """Wait for a moment when no other session holds a snapshot (backend_xmin)."""
+    deadline = asyncio.get_running_loop().time() + within
+    query = (
+        "SELECT count(*) FROM pg_stat_activity "
+        "WHERE backend_xmin IS NOT NULL AND pid <> pg_backend_pid()"
+    )
+    while await conn.fetchval(query):
+        assert asyncio.get_running_loop().time() < deadline, "another session kept a snapshot"
+        await asyncio.sleep(0.01)
+
+
 async def test_pregrown_table_needs_no_extends(pg18: Target) -> None:
     rows = 100_000
     async with lab(pg18) as (conn, schema), sampling(pg18, interval=0.1) as (sampler, _):
@@ -149,6 +163,10 @@ async def test_pregrown_table_needs_no_extends(pg18: Target) -> None:
         # Grow, empty, and let the free space map know every page is free again.
         await conn.execute(fill.format(pre))
         await conn.execute(f"DELETE FROM {pre}")
+        # A snapshot older than the DELETE (the sampler's poll running as it committed) keeps
+        # the deleted rows from VACUUM, and the INSERT then extends: the premise, not the
+        # sampler, failed. Any snapshot taken from a moment with none left is newer.
+        await no_older_snapshots(conn)
         await conn.execute(f"VACUUM (TRUNCATE false) {pre}")
         grown = await conn.fetchval("SELECT pg_table_size($1::regclass)", pre)
         await flush(conn, sampler)
