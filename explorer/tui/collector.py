@@ -29,6 +29,9 @@ OVERDUE = 5
 NEVER = 1_000_000_000
 """Generation 2's threshold while the app decides: Python never reaches it."""
 
+_holder: QuietCollector | None = None
+"""The collector that has Python's thresholds now (one at a time in a process)."""
+
 
 class QuietCollector:
     """Full collections when nobody waits for the screen.
@@ -54,8 +57,14 @@ class QuietCollector:
     def install(self) -> None:
         """Freeze what start-up built (after a collection, so no garbage is frozen with it) and
         keep Python from starting full collections."""
+        global _holder
         if self._saved is not None:
             return
+        if _holder is not None:
+            # An earlier app's collector never gave them back (an app that did not unmount):
+            # Python's own thresholds are what it saved, not the NEVER it set.
+            _holder.uninstall()
+        _holder = self
         gc.collect()
         gc.freeze()
         self._saved = gc.get_threshold()
@@ -64,8 +73,11 @@ class QuietCollector:
     def uninstall(self) -> None:
         """Python's thresholds back, the frozen objects back to the collector (tests run many
         apps in one process)."""
+        global _holder
         if self._saved is None:
             return
+        if _holder is self:
+            _holder = None
         gc.set_threshold(*self._saved)
         self._saved = None
         gc.unfreeze()

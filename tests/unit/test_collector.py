@@ -97,3 +97,22 @@ def test_a_due_pass_is_made_in_a_quiet_moment_or_when_overdue(
     collector.key_pressed()
     assert collector.tick()
     assert passes == [1, 1] and collector.made == ["quiet", "overdue"]
+
+
+def test_a_collector_left_installed_does_not_hand_its_never_to_the_next() -> None:
+    """An app that never unmounted left its collector installed; the next app's collector
+    took Python's thresholds as the NEVER it had set, never found a pass due, and every later
+    collector test in the suite failed ("the condition never came")."""
+    before = gc.get_threshold()
+    left = QuietCollector()
+    left.install()
+    taken = QuietCollector()
+    taken.install()
+    try:
+        assert not left.installed
+        assert gc.get_threshold() == (before[0], before[1], NEVER)
+    finally:
+        taken.uninstall()
+        left.uninstall()
+    assert gc.get_threshold() == before
+    assert gc.get_freeze_count() == 0
