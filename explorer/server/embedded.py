@@ -163,6 +163,17 @@ def _open_to_others(top: Path) -> None:
         path.chmod(mode | extra)
 
 
+def _remove_through_ctrl_c(path: Path) -> None:
+    """Remove a directory pgwx made, to the end even when another Ctrl-C comes meanwhile (the
+    first one is already on its way up)."""
+    while True:
+        try:
+            shutil.rmtree(path, ignore_errors=True)
+            return
+        except KeyboardInterrupt:
+            continue
+
+
 class LocalServer:
     """One PostgreSQL cluster in a directory pgwx made for it, reached over a unix socket.
 
@@ -338,14 +349,16 @@ class LocalServer:
             return
         self._check_reachable()
         self._made_dir = False
+        existed = self.data_dir.exists()
         try:
             self._make_dir()
             self._init_made_dir()
         except BaseException:
             # initdb cut short (Ctrl-C, a kill) leaves a directory pgwx would then take for a
-            # cluster it did not make, and refuse: we made it, so nothing of it is left
-            if self._made_dir:
-                shutil.rmtree(self.data_dir, ignore_errors=True)
+            # cluster it did not make, and refuse: we made it, so nothing of it is left — also
+            # when the Ctrl-C came between its mkdir and `_made_dir` being set
+            if self._made_dir or (not existed and self.data_dir.exists()):
+                _remove_through_ctrl_c(self.data_dir)
             raise
 
     def _init_made_dir(self) -> None:

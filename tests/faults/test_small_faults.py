@@ -356,3 +356,24 @@ async def test_an_ascii_only_terminal_after_a_real_run_is_no_internal_error(
     (out + err).encode("ascii")  # nothing but ASCII reached the streams
     assert "\\u2026" in err or "\\xb7" in err or "\\xd7" in out, out + err  # escapes, not lost
     assert last_line(err).startswith("saved as run "), err
+
+
+def test_ctrl_c_between_the_data_directorys_mkdir_and_initdb_leaves_nothing(
+    owned_base: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The Ctrl-C of a full run that came as the directory was made, before pgwx had noted it
+    made it: the directory stayed, and every later pgwx refused it as "a cluster pgwx did not
+    make" (seen once in `test_ctrl_c_while_the_bundled_server_is_made_leaves_nothing`)."""
+    data_dir = owned_base / "mkdir-then-ctrl-c"
+    real_mkdir = Path.mkdir
+
+    def mkdir_then_ctrl_c(self: Path, *args: object, **kwargs: object) -> None:
+        real_mkdir(self, *args, **kwargs)  # type: ignore[arg-type]
+        if self == data_dir:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(Path, "mkdir", mkdir_then_ctrl_c)
+    with pytest.raises(KeyboardInterrupt):
+        LocalServer(data_dir).init()
+    monkeypatch.undo()
+    assert not data_dir.exists()
