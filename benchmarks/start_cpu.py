@@ -32,7 +32,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from terminal_latency import checkout_of  # noqa: E402
+from terminal_latency import app_env, checkout_of  # noqa: E402
 
 RECORDING = ROOT / "tests" / "fixtures" / "durability.json"
 
@@ -92,24 +92,7 @@ def main() -> int:
         args.starts, args.modes = 1, "replay"
     tmp = Path(tempfile.mkdtemp(prefix="pgwx-start-"))
     os.chmod(tmp, 0o755)
-    env = {
-        **os.environ,
-        "TERM": "xterm-256color",
-        "PGWX_RESULTS": str(tmp / "results.sqlite"),
-        "PGWX_STATE_DIR": str(tmp / "state"),
-        "PYTHONPYCACHEPREFIX": str(tmp / "pycache"),  # warm: bytecode written, as installed
-        "LANG": "C.UTF-8",
-    }
-    for name in (
-        "PGHOST",
-        "PGPORT",
-        "PGSERVICE",
-        "PGDATABASE",
-        "PGUSER",
-        "NO_COLOR",
-        "PYTHONDONTWRITEBYTECODE",
-    ):
-        env.pop(name, None)
+    env = app_env(os.environ, tmp)  # each start sets PYTHONPATH to its own checkout
     load = os.getloadavg()
     print(
         f"pgwx start to its first frame, headless 80x24; {os.cpu_count()} CPUs, "
