@@ -37,7 +37,15 @@ def _apply(nodes: list[DOMNode]) -> None:
     try:
         nodes[0].app.stylesheet.update_nodes(nodes, animate=False)
     except NoActiveAppError:
-        pass  # not in an app (yet): it is styled when mounted
+        return  # not in an app (yet): it is styled when mounted
+    for node in nodes:
+        if isinstance(node, Widget) and node._layout_required:
+            # A pane shown or hidden: its layout goes to the screen now, in the key's
+            # handler. Left to the pane's next idle (Textual's way), it reached the screen
+            # after the update that a focus change on a pane still shown had asked for: that
+            # frame drew the old layout, and the pane the key showed came a frame later
+            # (`4` in the presenter layout: ~40 ms at 160x45).
+            node._check_refresh()
 
 
 @contextmanager
