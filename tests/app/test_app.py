@@ -13,6 +13,7 @@ from explorer.models import RunStarted, SampleTaken, TableKind, Toast
 from explorer.server.connect import Target
 from explorer.tui.app import PgwxApp
 from explorer.tui.controller import RunController
+from explorer.tui.screens.help import HelpText
 from explorer.tui.screens.lab import LabScreen
 from explorer.tui.widgets.activity import ActivityPane
 from explorer.tui.widgets.results_table import ResultsTable
@@ -186,7 +187,7 @@ async def test_help_lists_every_key_of_a_replay(tmp_path: Path, width: int) -> N
     async with app.run_test(size=(width, 36)) as pilot:
         await pilot.press("question_mark")
         await pilot.pause(0.1)
-        text = str(app.screen.query_one("Markdown").source)  # type: ignore[attr-defined]
+        text = str(app.screen.query_one(HelpText).source)
         for key in ("`<`", "`g`", "`i`", "`w`", "`l`", "`e`", "`s`", "`+`", "`?`", "`q`"):
             assert key in text
         for key in ("`r`", "`m`", "`c`", "`R`"):  # a live session's (tests/app/test_keys.py)

@@ -1,9 +1,9 @@
-"""`pgwx` draws its first screen without the help's Markdown (issue 39, point 7: usable ≤ 1 s).
+"""`pgwx` needs no Markdown parser, for its first screen or its help (issue 39, point 7).
 
-The help screen is a Markdown widget: markdown-it, pygments and linkify, about 130 modules
-(~40-140 ms of CPU on the 2-core build machine) that `pgwx` imported before its first frame
-although they are needed only when `?` is pressed. A fresh process opens the app on a
-recording, draws its screen, and only then is the help asked for.
+The help screen was a Markdown widget: markdown-it, pygments and linkify, about 130 modules
+(~40-140 ms of CPU on the 2-core build machine) that `pgwx` imported before its first frame,
+then on `?`. The help is drawn by the app itself now (`explorer/tui/screens/help.py`). A fresh
+process opens the app on a recording, draws its screen, then opens the help.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from tests.support.cli import private_env
 from tests.support.paths import DURABILITY
 
 HELP_ONLY = ("markdown_it", "pygments", "linkify_it")
-"""Packages only the help screen needs."""
+"""Packages Textual's Markdown widget needs."""
 
 PROBE = """
 import asyncio, sys
@@ -48,7 +48,7 @@ asyncio.run(main())
 """
 
 
-def test_the_first_screen_comes_without_the_helps_markdown(tmp_path: Path) -> None:
+def test_the_first_screen_and_the_help_come_without_a_markdown_parser(tmp_path: Path) -> None:
     proc = subprocess.run(
         [
             sys.executable,
@@ -72,5 +72,5 @@ def test_the_first_screen_comes_without_the_helps_markdown(tmp_path: Path) -> No
     assert proc.returncode == 0 and set(said) == {"DRAWN", "HELP"}, proc.stderr[-3000:]
     assert said["DRAWN"] == ""  # the lab on screen, none of the help's packages loaded
     screen, loaded = said["HELP"].split(":")
-    assert screen == "HelpScreen"  # `?` still opens the help, which loads them then
-    assert "markdown_it" in loaded.split(",")
+    assert screen == "HelpScreen"  # `?` opens the help
+    assert loaded == ""  # and still none of them

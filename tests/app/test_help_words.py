@@ -8,6 +8,7 @@ from pathlib import Path
 from explorer.lab.store.replay import ReplaySource
 from explorer.lab.store.results import ResultStore
 from explorer.tui.app import PgwxApp
+from explorer.tui.screens.help import HelpText
 
 
 async def test_a_replays_help_says_replay_and_its_q_cancels_nothing(tmp_path: Path) -> None:
@@ -17,7 +18,7 @@ async def test_a_replays_help_says_replay_and_its_q_cancels_nothing(tmp_path: Pa
         await pilot.pause(0.1)
         body = app.screen.query_one("#help-body")
         assert "replayed" in str(body.border_title) and "live" not in str(body.border_title)
-        text = str(app.screen.query_one("Markdown").source)  # type: ignore[attr-defined]
+        text = str(app.screen.query_one(HelpText).source)
         quit_line = next(line for line in text.splitlines() if line.startswith("- `q`"))
         assert "Quit the replay" in quit_line and "cancel" not in quit_line, quit_line
 
@@ -29,7 +30,7 @@ async def test_a_live_sessions_help_says_q_cancels_the_run(tmp_path: Path) -> No
         await pilot.pause(0.1)
         body = app.screen.query_one("#help-body")
         assert "live" in str(body.border_title)
-        text = str(app.screen.query_one("Markdown").source)  # type: ignore[attr-defined]
+        text = str(app.screen.query_one(HelpText).source)
         quit_line = next(line for line in text.splitlines() if line.startswith("- `q`"))
         assert "cancelled and the server put back" in quit_line, quit_line
 

@@ -18,7 +18,7 @@ from explorer.lab.store.results import ResultStore
 from explorer.server.connect import Target
 from explorer.tui.app import PgwxApp
 from explorer.tui.keys import LAB_KEYS
-from explorer.tui.screens.help import HelpScreen
+from explorer.tui.screens.help import HelpScreen, HelpText
 from explorer.tui.widgets.duration import DurationPane
 from explorer.tui.widgets.footer import LabFooter
 from explorer.tui.widgets.results_table import ResultsTable
@@ -150,7 +150,7 @@ async def test_a_replays_help_lists_its_keys_once_and_starts_at_the_top(tmp_path
         await pilot.pause(0.2)
         help_screen = pilot.app.screen
         assert isinstance(help_screen, HelpScreen)
-        text = str(help_screen.query_one("Markdown").source)  # type: ignore[attr-defined]
+        text = str(help_screen.query_one(HelpText).source)
         key_lines = [line for line in text.splitlines() if line.startswith("- `")]
         keys = [line.split("`")[1] for line in key_lines]
         assert len(keys) == len(set(keys)), keys  # one `space` line, not two
@@ -179,7 +179,7 @@ async def test_a_live_sessions_help_and_footer_have_no_replay_keys(
         assert "speed" not in line and "start/end" not in line
         await pilot.press("question_mark")
         await pilot.pause(0.2)
-        text = str(app.screen.query_one("Markdown").source)  # type: ignore[attr-defined]
+        text = str(app.screen.query_one(HelpText).source)
         for key in LAB_KEYS:
             listed = f"**{key.label}** — {key.says(replay=False)}" in text
             assert listed == key.applies(replay=False), key.id

@@ -17,7 +17,7 @@ from explorer.lab.store.results import ResultStore
 from explorer.tui.app import PgwxApp
 from explorer.tui.commands import LabCommands
 from explorer.tui.keys import LAB_KEYS
-from explorer.tui.screens.help import HelpScreen
+from explorer.tui.screens.help import HelpScreen, HelpText
 from explorer.tui.screens.lab import LabScreen
 
 
@@ -48,7 +48,7 @@ async def test_every_binding_is_in_the_palette_and_the_help(tmp_path: Path) -> N
         await pilot.press("question_mark")
         await pilot.pause(0.1)
         assert isinstance(app.screen, HelpScreen)
-        text = str(app.screen.query_one("Markdown").source)  # type: ignore[attr-defined]
+        text = str(app.screen.query_one(HelpText).source)
     for key in LAB_KEYS:
         if not key.applies(replay=True):
             # A live session's keys (r, m, c, the view's space) are not offered in a replay.

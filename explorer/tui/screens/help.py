@@ -2,17 +2,28 @@
 
 The lab hands it the keys of its session only (`LabKey.applies`): a live session does not
 list the replay's keys, a replay does not list the run's, and no key is listed twice.
+
+The text is written in a small part of Markdown (`## ` headings, `- ` lists, `**bold**`,
+`*italic*`, `` `keys` ``) and drawn as one widget (`HelpText`). Textual's Markdown widget drew
+it as ~170 widgets and brought markdown-it, pygments and linkify (~130 modules): `?` took
+~160 ms of CPU, the half of `pgwx` started to a key answered that came after the first frame.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Mapping, Sequence
 
+from rich.console import Group, RenderableType
+from rich.style import Style
+from rich.table import Table
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Footer, Markdown
+from textual.widget import Widget
+from textual.widgets import Footer
 
 from explorer.tui.keys import LabKey
 from explorer.tui.restyle import restyle
@@ -77,12 +88,107 @@ def keys_table(keys: Sequence[LabKey], replay: bool = False) -> str:
     return "\n".join(lines)
 
 
+INLINE = re.compile(r"\*\*(.+?)\*\*|\*(.+?)\*|`([^`]+)`")
+"""`**bold**`, `*italic*`, `` `a key` `` inside a line of the help."""
+
+
+def inline(line: str, key: Style) -> Text:
+    """A line of the help with its marks drawn (and taken out)."""
+    text = Text()
+    at = 0
+    for mark in INLINE.finditer(line):
+        text.append(line[at : mark.start()])
+        bold, italic, code = mark.groups()
+        if bold is not None:
+            text.append(bold, "bold")
+        elif italic is not None:
+            text.append(italic, "italic")
+        else:
+            text.append(code, key)
+        at = mark.end()
+    text.append(line[at:])
+    return text
+
+
+def blocks(source: str) -> list[tuple[str, list[str]]]:
+    """The help's text as blocks: ("heading", [title]), ("para", [its lines joined]), ("list",
+    [an item each]). Blocks are parted by blank lines or a change of kind; a list item and a
+    paragraph go on over the lines under them."""
+    out: list[tuple[str, list[str]]] = []
+    for chunk in source.strip().split("\n\n"):
+        kind = ""  # of the block this chunk is making
+        for line in chunk.splitlines():
+            if line.startswith("## "):
+                kind = "heading"
+                out.append((kind, [line[3:].strip()]))
+            elif line.startswith("- "):
+                if kind == "list":
+                    out[-1][1].append(line[2:].strip())
+                else:
+                    kind = "list"
+                    out.append((kind, [line[2:].strip()]))
+            elif kind in ("list", "para"):
+                out[-1][1][-1] += " " + line.strip()
+            else:
+                kind = "para"
+                out.append((kind, [line.strip()]))
+    return out
+
+
+def help_text(source: str, colours: Mapping[str, str]) -> RenderableType:
+    """The help drawn for a terminal: headings, paragraphs, lists with hanging indents, a
+    blank line between blocks (none under a heading)."""
+    key = Style(color=colours.get("text-accent"), bgcolor=colours.get("surface-lighten-1"))
+    heading = Style(color=colours.get("markdown-h2-color"), bold=True, underline=True)
+    bullet = Style(color=colours.get("markdown-h2-color"))
+    parts: list[RenderableType] = []
+    after = ""
+    for kind, lines in blocks(source):
+        if after and after != "heading":
+            parts.append(Text())
+        after = kind
+        if kind == "heading":
+            parts.append(Text(lines[0], heading))
+        elif kind == "para":
+            parts.append(inline(lines[0], key))
+        else:
+            items = Table.grid(padding=0)
+            items.add_column(width=2, no_wrap=True)
+            items.add_column(ratio=1)
+            for item in lines:
+                items.add_row(Text("• ", bullet), inline(item, key))
+            parts.append(items)
+    return Group(*parts)
+
+
+class HelpText(Widget):
+    """The help's text, one widget (see the module's docstring).
+
+    Args:
+        source: The text, in the help's part of Markdown (read back by the tests).
+    """
+
+    DEFAULT_CSS = """
+    HelpText {
+        height: auto;
+    }
+    """
+
+    def __init__(self, source: str) -> None:
+        super().__init__()
+        self.source = source
+
+    def render(self) -> RenderableType:
+        """Headings, paragraphs and lists, in the theme's colours."""
+        return help_text(self.source, self.app.theme_variables)
+
+
 class HelpBody(VerticalScroll):
     """The help's scrolling frame: its focus restyles the frame alone.
 
-    Focused as the help opens, Textual's `watch_has_focus` styled the whole Markdown under it
-    (~170 nodes) a second time, a third of what `?` cost; no rule styles the text by the
-    frame's focus, only the frame itself (its border and scrollbar)."""
+    Focused as the help opens, Textual's `watch_has_focus` styled everything under it a second
+    time (a third of what `?` cost with the Markdown widget's ~170 nodes); no rule styles the
+    text by the frame's focus, only the frame itself (its border and scrollbar)."""
 
     def watch_has_focus(self, _has_focus: bool) -> None:
         restyle(self)
@@ -97,20 +203,13 @@ class HelpScreen(ModalScreen[None]):
     """
 
     TITLE = "pgwx — the PostgreSQL write path, live"
-    """The border title (a Markdown heading would open the help with blank lines)."""
+    """The border title."""
     REPLAY_TITLE = "pgwx — a recorded run, replayed (no server)"
     """The border title in a replay."""
 
     DEFAULT_CSS = """
     HelpScreen {
         align: center middle;
-    }
-    HelpScreen Markdown {
-        margin: 0;
-        padding: 0;
-    }
-    HelpScreen MarkdownH2:first-child {
-        margin-top: 0;
     }
     HelpScreen #help-body {
         width: 100;
@@ -137,7 +236,7 @@ class HelpScreen(ModalScreen[None]):
         """The help text."""
         with HelpBody(id="help-body") as body:
             body.border_title = self.REPLAY_TITLE if self._replay else self.TITLE
-            yield Markdown(keys_table(self._lab_keys, self._replay) + "\n" + PANES)
+            yield HelpText(keys_table(self._lab_keys, self._replay) + "\n" + PANES)
         yield Footer()
 
     def on_mount(self) -> None:

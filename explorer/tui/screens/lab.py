@@ -52,6 +52,7 @@ from explorer.tui.config import LabConfig
 from explorer.tui.controller import RunController
 from explorer.tui.keys import LAB_KEYS, PANES, lab_bindings
 from explorer.tui.restyle import restyle, restyled_once
+from explorer.tui.screens.help import HelpScreen
 from explorer.tui.widgets.activity import ActivityPane
 from explorer.tui.widgets.duration import DurationPane
 from explorer.tui.widgets.footer import LabFooter
@@ -893,10 +894,6 @@ class LabScreen(Screen[None]):
         """Keys and panes."""
         replay = self.config.replay is not None
         keys = [key for key in LAB_KEYS if key.applies(replay)]
-        # Imported here, not at start: the help's Markdown brings ~130 modules (markdown-it,
-        # pygments, linkify) that `pgwx` loaded before its first frame, for nothing.
-        from explorer.tui.screens.help import HelpScreen
-
         self.app.push_screen(HelpScreen(keys, replay=replay))
 
     def action_export(self) -> None:
