@@ -120,7 +120,7 @@ class ActivityPane(NoFocusStyles, Vertical):
         if new == "sweep":
             self.sweep.redraw_now()
         else:
-            self.chart.redraw_now()
+            self.chart.show_for_key()
 
     def _mode_line(self) -> None:
         parts = Text()

@@ -45,7 +45,11 @@ AFTER_KEY_FRAME = 0.05
 terminal's writer sends the frame first (as the lab's repaint waits, `screens/lab.py`)."""
 
 KEPT_SPECS = 4
-"""Specs whose drawn lines a chart keeps (one per mode of the activity pane)."""
+"""Views whose last drawn lines a chart keeps (one per mode of the activity pane)."""
+
+RECENT_S = 5.0
+"""How old a view's last lines may be for a chart key to show them in its own screen update
+while the samples that came since are built just after it (`show_for_key`)."""
 
 MAX_BARS = 40
 """Stacked bars drawn at most: plotext's stacked bars cost ~0.6 ms each to build, so longer
@@ -428,9 +432,13 @@ class TimeChart(PlotextPlot):
         """The phase rules and labels and the variant letters, drawn after plotext's build."""
         self._cut: tuple[object, list[Strip]] | None = None
         """(what the lines were drawn from, the lines): see `render_line`."""
-        self._kept: dict[tuple[object, ...], tuple[ChartSpec, list[Strip]]] = {}
-        """The last few specs' lines, by what they were drawn from (`render_line`): a key
-        back to a chart whose data did not change since it was drawn builds nothing."""
+        self._kept: dict[tuple[object, ...], tuple[ChartSpec, float, list[Strip]]] = {}
+        """Each view's last lines (its spec, when they were built, the lines), by the view
+        and what else they were drawn for (`_lines_for`): a key back to a chart whose data
+        did not change since it was drawn builds nothing."""
+        self._for_key = False
+        """The next lines are for a chart key: a view's recent lines may stand in for a
+        build until just after the key's frame (`show_for_key`)."""
         self.builds = 0
         """How many times plotext built the chart for the screen (tests read it)."""
         self._tick_waited = False
@@ -449,6 +457,22 @@ class TimeChart(PlotextPlot):
         """Rebuild immediately, when visible; otherwise when it next shows."""
         self._dirty = True
         if self.is_mounted and self.display:
+            self._draw()
+
+    def show_for_key(self) -> None:
+        """A chart key: the view it asks for, in the key's own screen update.
+
+        Drawn within `RECENT_S` seconds, the view's last lines are shown at once and the
+        samples that came since are built just after the key's frame (a build is 6-11 ms
+        of a chart key's ~22 at 160x45 on a quiet machine, more on a loaded one); older
+        or never drawn at this size, it is built now, as `redraw_now` does."""
+        self._for_key = self.is_mounted and self.display
+        self.redraw_now()
+
+    def _catch_up(self) -> None:
+        """After a chart key's frame: build the samples its recent lines left out."""
+        if self._dirty and self.is_on_screen:
+            self._tick_waited = False
             self._draw()
 
     def _tick(self) -> None:
@@ -502,14 +526,24 @@ class TimeChart(PlotextPlot):
         same size, theme, style and marking, else built. `i w l` back and forth on a paused
         or finished run, or faster than the samples come, then cost no plotext build."""
         spec = self.drawn_spec
-        key = (id(spec), self.size, self.app.theme, base, app_uses_glyphs(self.app))
+        for_key, self._for_key = self._for_key, False
+        view = None if spec is None else (type(spec), spec.ylabel)
+        key = (view, self.size, self.app.theme, base, app_uses_glyphs(self.app))
         kept = self._kept.get(key)
-        if kept is not None and kept[0] is spec:
-            return kept[1]
+        if kept is not None:
+            kept_spec, built, lines = kept
+            if kept_spec is spec:
+                return lines
+            if for_key and time.monotonic() - built <= RECENT_S:
+                # The key's frame shows the view as drawn a moment ago; its new samples
+                # follow just after the frame, as a tick's redraw that waited for one does.
+                self._dirty = True
+                self.call_after_refresh(self.set_timer, AFTER_KEY_FRAME, self._catch_up)
+                return lines
         lines = self._strips(base)
         if spec is not None:
             self._kept.pop(key, None)
-            self._kept[key] = (spec, lines)
+            self._kept[key] = (spec, time.monotonic(), lines)
             while len(self._kept) > KEPT_SPECS:
                 del self._kept[next(iter(self._kept))]
         return lines
