@@ -39,12 +39,12 @@ def _apply(nodes: list[DOMNode]) -> None:
     except NoActiveAppError:
         return  # not in an app (yet): it is styled when mounted
     for node in nodes:
-        if isinstance(node, Widget) and node._layout_required:
-            # A pane shown or hidden: its layout goes to the screen now, in the key's
-            # handler. Left to the pane's next idle (Textual's way), it reached the screen
-            # after the update that a focus change on a pane still shown had asked for: that
-            # frame drew the old layout, and the pane the key showed came a frame later
-            # (`4` in the presenter layout: ~40 ms at 160x45).
+        if isinstance(node, Widget) and (node._layout_required or node._repaint_required):
+            # A pane shown, hidden or marked focused: its layout or repaint goes to the
+            # screen now, in the key's handler. Left to the pane's next idle (Textual's way),
+            # it reached the screen after the update the focused widget itself had asked
+            # for: that frame drew the old layout or border, and what the key changed came
+            # a frame later (`4` in the presenter layout and the grid: ~30-40 ms).
             node._check_refresh()
 
 

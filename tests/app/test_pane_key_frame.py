@@ -1,4 +1,5 @@
-"""A pane key's first frame shows the pane it brings forward (issue 39, point 7).
+"""A pane key's first frame shows what it changed: the pane it brings forward, or the border
+it lights (issue 39, point 7).
 
 In the presenter layout `1`, `2`, `4` hide the pane beside the chart and show another (on a
 narrow terminal, a tab). The display change reached the screen as a layout the pane asks for
@@ -68,3 +69,39 @@ async def test_a_pane_keys_first_frame_shows_its_pane(
             screen = frames[0]
             assert SHOWN[key] in screen, (key, screen)
             assert GONE[key] not in screen, (key, screen)
+
+
+FOCUSED = {"1": "Knobs", "2": "Duration", "3": "Server activity", "4": "Results"}
+"""Each pane's border title, drawn again when a key moves the focus to it (its border lights)."""
+
+
+async def test_a_pane_keys_first_frame_lights_its_panes_border_in_the_grid(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In the grid every pane is on screen and `1`-`4` move the focus: the border's repaint,
+    asked for by the pane's restyle, came a frame (~40 ms) after the focused widget's own."""
+    frames: list[str] = []
+    display = App._display
+
+    def kept(self: App[object], screen: Screen[object], renderable: object) -> None:
+        display(self, screen, renderable)  # type: ignore[arg-type]
+        if renderable is not None and isinstance(screen, LabScreen) and not frames:
+            sent = renderable.render_segments(self.console)  # type: ignore[attr-defined]
+            frames.append(ESCAPES.sub("", sent))
+
+    async with replay_app(tmp_path, FK_TIMING).run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        lab = pilot.app.lab
+        assert not lab.has_class("-present") and lab.has_class("-wide")
+        assert lab._timer is not None
+        lab._timer.stop()
+        for key in "1234":
+            await pilot.press(key)
+            await pilot.pause(0.3)
+        monkeypatch.setattr(App, "_display", kept)
+        for key in "1234":
+            frames.clear()
+            await pilot.press(key)
+            await pilot.pause(0.3)
+            assert frames, f"no frame after {key}"
+            assert FOCUSED[key] in frames[0], (key, frames[0])
