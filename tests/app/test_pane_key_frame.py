@@ -33,22 +33,28 @@ GONE = {"1": "variant", "2": "Workload", "4": "Workload"}
 """What the pane shown before the key (the cycle 4 → 1 → 2 → 4) drew and no longer does."""
 
 
-@pytest.mark.parametrize(
-    ("size", "present"), [((160, 45), True), ((100, 30), None), ((80, 24), None)]
-)
-async def test_a_pane_keys_first_frame_shows_its_pane(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, size: tuple[int, int], present: bool | None
-) -> None:
+def first_sent(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """From now on, the first screen update of the lab once the list is emptied: what the
+    terminal is sent, its text without the escape sequences."""
     frames: list[str] = []
     display = App._display
 
     def kept(self: App[object], screen: Screen[object], renderable: object) -> None:
         display(self, screen, renderable)  # type: ignore[arg-type]
         if renderable is not None and isinstance(screen, LabScreen) and not frames:
-            # What the terminal is sent: the update's text without its escape sequences.
             sent = renderable.render_segments(self.console)  # type: ignore[attr-defined]
             frames.append(ESCAPES.sub("", sent))
 
+    monkeypatch.setattr(App, "_display", kept)
+    return frames
+
+
+@pytest.mark.parametrize(
+    ("size", "present"), [((160, 45), True), ((100, 30), None), ((80, 24), None)]
+)
+async def test_a_pane_keys_first_frame_shows_its_pane(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, size: tuple[int, int], present: bool | None
+) -> None:
     async with replay_app(tmp_path, FK_TIMING, present=present).run_test(size=size) as pilot:
         await settle(pilot)
         lab = pilot.app.lab
@@ -60,7 +66,7 @@ async def test_a_pane_keys_first_frame_shows_its_pane(
             # children (the knob panel's ~90) over a frame or two more, as it should.
             await pilot.press(key)
             await pilot.pause(0.3)
-        monkeypatch.setattr(App, "_display", kept)
+        frames = first_sent(monkeypatch)
         for key in ("1", "2", "4"):
             frames.clear()
             await pilot.press(key)
@@ -80,15 +86,6 @@ async def test_a_pane_keys_first_frame_lights_its_panes_border_in_the_grid(
 ) -> None:
     """In the grid every pane is on screen and `1`-`4` move the focus: the border's repaint,
     asked for by the pane's restyle, came a frame (~40 ms) after the focused widget's own."""
-    frames: list[str] = []
-    display = App._display
-
-    def kept(self: App[object], screen: Screen[object], renderable: object) -> None:
-        display(self, screen, renderable)  # type: ignore[arg-type]
-        if renderable is not None and isinstance(screen, LabScreen) and not frames:
-            sent = renderable.render_segments(self.console)  # type: ignore[attr-defined]
-            frames.append(ESCAPES.sub("", sent))
-
     async with replay_app(tmp_path, FK_TIMING).run_test(size=(120, 36)) as pilot:
         await settle(pilot)
         lab = pilot.app.lab
@@ -98,7 +95,7 @@ async def test_a_pane_keys_first_frame_lights_its_panes_border_in_the_grid(
         for key in "1234":
             await pilot.press(key)
             await pilot.pause(0.3)
-        monkeypatch.setattr(App, "_display", kept)
+        frames = first_sent(monkeypatch)
         for key in "1234":
             frames.clear()
             await pilot.press(key)
