@@ -164,11 +164,20 @@ async def test_unchecking_a_server_runs_on_the_other_and_the_last_stays_checked(
         await wait_for(pilot, lambda: len(panel.server_boxes) == 2, 30)
         on15, on18 = panel.server_boxes
         await pilot.click(on15)
-        await pilot.pause(0.2)
-        assert not on15.value and panel.checked_servers() == (1,)
-        assert lab.caps is not None and lab.caps.major == 18
         header = lab.query_one(ServerHeader)
-        assert header.servers == "m on 18 · r on 18" and "bundled" in header.label
+
+        def only_18() -> bool:
+            return (
+                lab.caps is not None
+                and lab.caps.major == 18
+                and header.servers == "m on 18 · r on 18"
+            )
+
+        # Within seconds, not 0.2 s: on a loaded machine the header followed later (seen once
+        # in a full run).
+        await wait_for(pilot, only_18, 10)
+        assert not on15.value and panel.checked_servers() == (1,)
+        assert "bundled" in header.label
         await pilot.click(on18)  # the last one checked
         await pilot.pause(0.2)
         assert on18.value and panel.checked_servers() == (1,)
