@@ -163,6 +163,7 @@ async def test_unchecking_a_server_runs_on_the_other_and_the_last_stays_checked(
         panel = lab.knob_panel
         await wait_for(pilot, lambda: len(panel.server_boxes) == 2, 30)
         on15, on18 = panel.server_boxes
+        await wait_for(pilot, lambda: on15.region.height > 0, 10)  # laid out: the click lands
         await pilot.click(on15)
         header = lab.query_one(ServerHeader)
 
