@@ -10,6 +10,7 @@ Counted, not timed.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from textual.app import App
@@ -19,6 +20,7 @@ import explorer.tui.widgets.chart as chart_module
 from explorer.tui.widgets.activity import ActivityPane
 from explorer.tui.widgets.chart import TimeChart
 from tests.support.app import replay_app, settle
+from tests.support.costs import screen_updates
 
 
 async def test_a_chart_shown_again_with_the_same_data_is_not_built_again(tmp_path: Path) -> None:
@@ -56,17 +58,12 @@ async def test_a_chart_shown_again_with_the_same_data_is_not_built_again(tmp_pat
 
 def first_frames(monkeypatch: pytest.MonkeyPatch, chart: TimeChart) -> list[tuple[int, str]]:
     """The chart's builds and its lines as each screen update after this is made."""
-    frames: list[tuple[int, str]] = []
-    display = App._display
 
-    def kept(self: App[object], screen: Screen[object], renderable: object) -> None:
-        display(self, screen, renderable)  # type: ignore[arg-type]
-        if renderable is not None:
-            lines = "\n".join(chart.render_line(y).text for y in range(chart.size.height))
-            frames.append((chart.builds, lines))
+    def drawn(_app: App[object], _screen: Screen[object], _renderable: Any) -> tuple[int, str]:
+        lines = "\n".join(chart.render_line(y).text for y in range(chart.size.height))
+        return chart.builds, lines
 
-    monkeypatch.setattr(App, "_display", kept)
-    return frames
+    return screen_updates(monkeypatch, drawn)
 
 
 async def test_a_chart_key_shows_the_view_as_just_drawn_and_its_new_data_after_the_frame(

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 from textual.app import App
@@ -22,6 +23,7 @@ from textual.screen import Screen
 
 from explorer.tui.screens.lab import LabScreen
 from tests.support.app import settle
+from tests.support.costs import screen_updates
 from tests.support.presenter import FK_TIMING, replay_app
 
 ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
@@ -34,19 +36,15 @@ GONE = {"1": "variant", "2": "Workload", "4": "Workload"}
 
 
 def first_sent(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """From now on, the first screen update of the lab once the list is emptied: what the
-    terminal is sent, its text without the escape sequences."""
-    frames: list[str] = []
-    display = App._display
+    """The lab's screen updates from now on: what the terminal is sent, its text without the
+    escape sequences."""
 
-    def kept(self: App[object], screen: Screen[object], renderable: object) -> None:
-        display(self, screen, renderable)  # type: ignore[arg-type]
-        if renderable is not None and isinstance(screen, LabScreen) and not frames:
-            sent = renderable.render_segments(self.console)  # type: ignore[attr-defined]
-            frames.append(ESCAPES.sub("", sent))
+    def sent(app: App[object], screen: Screen[object], renderable: Any) -> str | None:
+        if not isinstance(screen, LabScreen):
+            return None
+        return ESCAPES.sub("", renderable.render_segments(app.console))
 
-    monkeypatch.setattr(App, "_display", kept)
-    return frames
+    return screen_updates(monkeypatch, sent)
 
 
 @pytest.mark.parametrize(

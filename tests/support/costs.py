@@ -12,15 +12,35 @@ from __future__ import annotations
 import gc
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
+from textual.app import App
 from textual.css.stylesheet import Stylesheet
 from textual.dom import DOMNode
 from textual.geometry import Region
 from textual.screen import Screen
 from textual.strip import Strip
 from textual.widget import Widget
+
+T = TypeVar("T")
+
+
+def screen_updates(
+    monkeypatch: pytest.MonkeyPatch, record: Callable[[App[object], Screen[object], Any], T | None]
+) -> list[T]:
+    """What `record` makes of each screen update handed to the terminal from now on (the app,
+    the screen, the update); updates it makes None of are left out."""
+    seen: list[T] = []
+    display = App._display
+
+    def kept(self: App[object], screen: Screen[object], renderable: Any) -> None:
+        display(self, screen, renderable)
+        if renderable is not None and (made := record(self, screen, renderable)) is not None:
+            seen.append(made)
+
+    monkeypatch.setattr(App, "_display", kept)
+    return seen
 
 
 def layouts(monkeypatch: pytest.MonkeyPatch) -> list[int]:
