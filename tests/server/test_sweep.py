@@ -41,7 +41,10 @@ async def test_a_max_wal_size_sweep_draws_checkpoints_falling(
     assert [p.value for p in drawn] == VALUES and drawn[0].word == "baseline"
     checkpoints = [p.checkpoints for p in drawn]
     assert all(c is not None for c in checkpoints), checkpoints
-    assert checkpoints[0] >= 2 and checkpoints[-1] == 0, checkpoints  # type: ignore[operator]
+    # Checkpoints *completed* in the trial (PG 18's num_done): at 32MB one is asked for every
+    # 16 MB of WAL, each spread over the WAL that follows, so the ~95 MB load completes one or a
+    # few depending on the pacing (CI saw a median of 1.5): at least one, and none at 2GB.
+    assert checkpoints[0] >= 1 and checkpoints[-1] == 0, checkpoints  # type: ignore[operator]
     assert checkpoints == sorted(checkpoints, reverse=True), checkpoints  # type: ignore[type-var]
     # each later value is judged against the first, with a ratio
     assert all(p.ratio is not None for p in drawn)
