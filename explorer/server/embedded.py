@@ -24,6 +24,7 @@ import os
 import pwd
 import shutil
 import signal
+import socket
 import stat
 import subprocess
 import tempfile
@@ -639,6 +640,18 @@ class LocalServer:
     def connect_kwargs(self, database: str = "postgres") -> dict[str, object]:
         """asyncpg.connect() keyword arguments for this server."""
         return {"host": str(self.socket_dir), "port": PORT, "user": SUPERUSER, "database": database}
+
+    def listening(self) -> bool:
+        """Whether something accepts connections on the server's socket now (a postmaster,
+        also one in crash recovery); False when nothing does."""
+        path = self.socket_dir / f".s.PGSQL.{PORT}"
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            sock.settimeout(1.0)
+            try:
+                sock.connect(str(path))
+            except OSError:
+                return False
+        return True
 
     def label(self) -> str:
         """How the server is shown: which PostgreSQL and its socket directory."""

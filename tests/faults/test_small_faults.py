@@ -187,6 +187,46 @@ async def test_a_killed_postmaster_of_pgwxs_own_server_is_started_again_at_once(
     await owned.assert_as_before(before)
 
 
+async def test_a_postmaster_killed_but_not_yet_seen_dead_is_started_without_a_wait(
+    owned: FaultServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A SIGKILLed postmaster closes its socket before the kernel marks it dead: on a loaded
+    machine (CI) pgwx looked in that moment, said "waiting up to 120 s" and found it dead only
+    at the wait's first look. It now looks again while nothing listens (`hopeless_soon`)."""
+    from types import SimpleNamespace
+
+    from explorer.lab.run import trial
+    from explorer.lab.safety import guard
+
+    real_state = guard._postmaster_state
+    looked: list[float] = []
+
+    def late_state(server: LocalServer) -> str | None:
+        looked.append(0)
+        return "S" if len(looked) <= 3 else real_state(server)  # alive for the first looks
+
+    ctx = SimpleNamespace(target=SimpleNamespace(bundled=owned.server), log_from=0)
+    pid = owned.kill_postmaster()
+    try:
+        monkeypatch.setattr(guard, "_postmaster_state", late_state)
+        for _ in range(100):  # as the trial found it: nothing listening
+            if not owned.server.listening():
+                break
+            await asyncio.sleep(0.05)
+        with pytest.raises(guard.PostmasterGone):
+            await trial.hopeless_soon(ctx)  # type: ignore[arg-type]
+        assert len(looked) > 3
+    finally:
+        monkeypatch.undo()
+        await owned.start_again(killed=pid)
+    # A server that listens (up, or in crash recovery) is not waited for: one look.
+    asked: list[bool] = []
+    listening = owned.server.listening
+    monkeypatch.setattr(owned.server, "listening", lambda: asked.append(listening()) or True)
+    await trial.hopeless_soon(ctx)  # type: ignore[arg-type]
+    assert asked == [True]
+
+
 INTERRUPTED_WHILE_LOADING = """
 import os, signal, sys
 

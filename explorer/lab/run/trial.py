@@ -236,7 +236,7 @@ async def server_back(ctx: RunContext) -> None:
     """
     ctx.lost = False
     try:
-        raise_if_hopeless(ctx)
+        await hopeless_soon(ctx)
     except PostmasterGone:
         assert ctx.target.bundled is not None
         await start_again(ctx.target.bundled, ctx.notice)
@@ -260,6 +260,27 @@ async def server_back(ctx: RunContext) -> None:
             assert ctx.target.bundled is not None
             await start_again(ctx.target.bundled, ctx.notice)
     ctx.notice("the server answers again; going on with the next trial")
+
+
+GONE_GRACE = 2.0
+"""Seconds to look again for a killed postmaster before saying "waiting": a SIGKILLed process
+closes its socket before the kernel marks it dead, and on a loaded machine that takes a while."""
+
+
+async def hopeless_soon(ctx: RunContext) -> None:
+    """raise_if_hopeless, looked at again for up to GONE_GRACE seconds while the server's own
+    postmaster is not listening but not yet seen dead: a killed one is then started at once,
+    not after a "waiting" line. A postmaster that listens (crash recovery) is not waited for."""
+    server = ctx.target.bundled
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + GONE_GRACE
+    while True:
+        raise_if_hopeless(ctx)
+        if server is None or server.holder is not None or loop.time() >= deadline:
+            return
+        if await asyncio.to_thread(server.listening):
+            return
+        await asyncio.sleep(0.1)
 
 
 def raise_if_hopeless(ctx: RunContext) -> None:
